@@ -1,0 +1,5 @@
+import sys
+
+from rose.cli import main
+
+sys.exit(main())

@@ -1,0 +1,281 @@
+"""The `rose` command: parse arguments, call one function, print its result. No logic lives here."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from rose.errors import RoseError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def _layers(args: argparse.Namespace):
+    from rose.store import Layers
+
+    return Layers.discover(Path(args.cwd) if getattr(args, "cwd", None) else None)
+
+
+# -- commands -------------------------------------------------------------------------------------------------
+def cmd_init(args: argparse.Namespace) -> int:
+    layers = _layers(args)
+    store = layers.init_project()
+    if args.json:
+        _print_json({"root": str(store.root)})
+    else:
+        print(f"rose store ready at {store.root}")
+    return 0
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    from rose.lessons import add_lesson
+    from rose.model import Scope
+
+    text = sys.stdin.read() if args.text == "-" else args.text
+    tags = [t for chunk in (args.tags or []) for t in chunk.split(",")]
+    try:
+        added = add_lesson(_layers(args), text, title=args.title or "", family=args.family or "", tags=tags,
+                           scope=Scope(args.scope))
+    except ValueError as exc:
+        raise RoseError(str(exc)) from None
+    node = added.node
+    if args.json:
+        _print_json({"id": node.id, "family": node.family, "title": node.title, "scope": node.scope.value,
+                     "path": str(added.store.node_path(node))})
+    else:
+        print(f"added {node.id} to {node.family} ({node.scope.value}): {node.title}")
+        print(f"  {added.store.node_path(node)}")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from rose import render, report
+
+    result = report.status(_layers(args))
+    if args.json:
+        _print_json(result.to_dict())
+    else:
+        print(render.status(result))
+    return 0
+
+
+def cmd_tree(args: argparse.Namespace) -> int:
+    from rose import render, report
+
+    lines = report.tree(_layers(args), family=args.family)
+    if args.json:
+        from dataclasses import asdict
+
+        _print_json([asdict(line) for line in lines])
+    else:
+        print(render.tree(lines))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from rose import render
+
+    layers = _layers(args)
+    layers.require_any()
+    store, node = layers.locate(args.id)
+    if args.json:
+        _print_json({**node.to_dict(), "body": node.body, "path": str(store.node_path(node))})
+    else:
+        print(render.node(node, store.node_path(node)))
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from rose import render
+
+    layers = _layers(args)
+    results = []
+    for store in layers.require_any():
+        report = store.rebuild_index() if args.rebuild else store.sync()
+        results.append((store, report, store.index.count()))
+    if args.json:
+        _print_json([{"scope": s.scope.value, "root": str(s.root), "indexed": n, "added": r.added,
+                      "updated": r.updated, "removed": r.removed,
+                      "problems": [{"path": p, "reason": why} for p, why in r.problems]} for s, r, n in results])
+    else:
+        print(render.index_report(results))
+    return 1 if any(r.problems for _s, r, _n in results) and args.strict else 0
+
+
+def cmd_events(args: argparse.Namespace) -> int:
+    from rose.store import events
+
+    rows = []
+    for store in _layers(args).require_any():
+        rows += [{**e, "store": store.scope.value} for e in events.read(store.events_path, kind=args.kind)]
+    rows.sort(key=lambda e: str(e.get("ts", "")))
+    rows = rows[-args.limit:] if args.limit else rows
+    if args.json:
+        _print_json(rows)
+    else:
+        for e in rows:
+            rest = {k: v for k, v in e.items() if k not in {"ts", "kind", "store"}}
+            print(f"{e.get('ts', '')}  {e.get('kind', ''):<8} {json.dumps(rest, ensure_ascii=False)}")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from rose import doctor, render
+
+    checks = doctor.run(_layers(args))
+    if args.json:
+        _print_json([c.to_dict() for c in checks])
+    else:
+        print(render.checks(checks))
+    return 1 if any(c.level is doctor.Level.FAIL for c in checks) else 0
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    from rose import config
+    from rose.model import Scope
+
+    layers = _layers(args)
+    settings = layers.settings()
+    action, key, value = args.action, args.key, args.value
+    if action not in (None, "list", "get", "set"):  # `rose config KEY [VALUE]` shorthand
+        action, key, value = ("set" if key is not None else "get"), action, key
+    if action in (None, "list"):
+        rows = [{"key": k.key, "value": config.display(config.get(settings, k.key)), "type": k.type_name,
+                 "default": config.display(k.default), "reason": k.reason} for k in config.knobs()]
+        if args.json:
+            _print_json(rows)
+        else:
+            width = max(len(r["key"]) for r in rows)
+            for r in rows:
+                mark = "" if r["value"] == r["default"] else "   (default " + r["default"] + ")"
+                print(f"{r['key']:<{width}}  {r['value']}{mark}")
+        return 0
+    if key is None:
+        raise RoseError(f"rose config {action} needs a KEY")
+    if action == "get":
+        shown = config.display(config.get(settings, key))
+        _print_json({"key": key, "value": shown}) if args.json else print(shown)
+        return 0
+    if value is None:
+        raise RoseError("rose config set needs KEY and VALUE")
+    store = layers.writable(Scope(args.scope)) if args.scope == "global" else layers.writable(Scope.PROJECT)
+    with store.lock():
+        stored = config.set_in_file(store.config_path, key, value)
+    from rose.store.events import EventKind
+
+    store.event(EventKind.CONFIG, key=key, value=config.display(stored))
+    if args.json:
+        _print_json({"key": key, "value": config.display(stored), "file": str(store.config_path)})
+    else:
+        print(f"{key} = {config.display(stored)}  ({store.config_path})")
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from rose import render
+    from rose.search import search
+
+    hits = search(_layers(args), " ".join(args.query), limit=args.limit)
+    if args.json:
+        _print_json([h.to_dict() for h in hits])
+    else:
+        print(render.hits(hits))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from rose.demo import run_demo
+
+    return run_demo(keep=args.keep, out=sys.stdout)
+
+
+# -- parser ---------------------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rose", description="A continual-learning memory for coding agents.")
+    parser.add_argument("--version", action="version", version=f"rose {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def command(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+        p.add_argument("--cwd", help="act as if run from this directory")
+        p.set_defaults(handler=handler)
+        return p
+
+    command("init", cmd_init, "create a project store (.rose/) in the current directory")
+
+    p = command("add", cmd_add, "record a lesson by hand")
+    p.add_argument("text", help="the lesson text, or - to read it from stdin")
+    p.add_argument("--title")
+    p.add_argument("--family")
+    p.add_argument("--tags", action="append", help="comma-separated; may repeat")
+    p.add_argument("--scope", choices=["project", "global"], default="project")
+
+    command("status", cmd_status, "families, counts per level and status, tokens stored, precision")
+
+    p = command("tree", cmd_tree, "the lesson DAG with levels and delta manifests")
+    p.add_argument("--family")
+
+    p = command("show", cmd_show, "one lesson, whole")
+    p.add_argument("id")
+
+    p = command("index", cmd_index, "catch the search index up with the files and report problems")
+    p.add_argument("--rebuild", action="store_true", help="drop and rebuild the index from the files")
+    p.add_argument("--strict", action="store_true", help="exit 1 when a file could not be read")
+
+    p = command("events", cmd_events, "raw telemetry")
+    p.add_argument("--kind")
+    p.add_argument("--limit", type=int, default=50, help="last N events (0 = all)")
+
+    command("doctor", cmd_doctor, "store, config, index, Python and model CLIs: what works and what to fix")
+
+    p = command("config", cmd_config, "list, get or set settings (`rose config KEY VALUE` works too)")
+    p.add_argument("action", nargs="?", help="list | get | set | KEY")
+    p.add_argument("key", nargs="?")
+    p.add_argument("value", nargs="?")
+    p.add_argument("--scope", choices=["project", "global"], default="project")
+
+    p = command("search", cmd_search, "ranked lessons for a query, with their paths")
+    p.add_argument("query", nargs="+")
+    p.add_argument("--limit", type=int, default=10)
+
+    p = command("demo", cmd_demo, "run rose on a throwaway demo store and show what it does")
+    p.add_argument("--keep", action="store_true", help="keep the demo folder and print its path")
+    return parser
+
+
+def _version() -> str:
+    from rose import __version__
+
+    return __version__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.handler(args)
+    except RoseError as exc:
+        print(f"rose: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - a bug must still read as one line, with the way to see more
+        if os.environ.get("ROSE_DEBUG"):
+            raise
+        print(f"rose: internal error: {type(exc).__name__}: {exc} (set ROSE_DEBUG=1 for the traceback)",
+              file=sys.stderr)
+        return 1

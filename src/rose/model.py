@@ -1,0 +1,249 @@
+"""The data model of the spec: nodes (lessons) in a DAG, the episodes they are validated against, and their enums.
+
+Records are plain dataclasses. `to_dict`/`from_dict` are the only (de)serialisers; the store decides the file
+format. Unknown keys found in a hand-edited file are kept in `extra` so a round trip never drops them.
+"""
+from __future__ import annotations
+
+import secrets
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any
+
+ID_HEX_CHARS = 6  # n_xxxxxx: 16.7M ids per prefix; collisions are checked against the store when minting
+
+
+class Status(str, Enum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    DEMOTED = "demoted"
+    DISPUTED = "disputed"
+    ARCHIVED = "archived"
+
+
+class Origin(str, Enum):
+    REFLECTION = "reflection"
+    COMPRESSION = "compression"
+    MERGE = "merge"
+    MANUAL = "manual"
+    EXTRACTION = "extraction"
+
+
+class MemoryType(str, Enum):
+    LESSON = "lesson"            # procedural: do / avoid
+    ORIENTATION = "orientation"  # descriptive: how the subject works (recalled as assumptions to verify)
+    EXPERIENCE = "experience"    # a long, sectioned account of a trajectory and its outcome
+
+
+class Scope(str, Enum):
+    PROJECT = "project"
+    GLOBAL = "global"
+
+
+class Outcome(str, Enum):
+    """The external outcome a memory rests on (seed 003): checked, failed, or honestly unknown."""
+
+    VERIFIED = "verified"
+    FAILED = "failed"
+    UNKNOWN = "unknown"
+
+
+class EpisodeOutcome(str, Enum):
+    SUCCESS = "success"
+    FAILURE = "failure"
+    PARTIAL = "partial"
+    UNKNOWN = "unknown"
+
+
+class ClaimKind(str, Enum):
+    """What sort of detail a compression dropped; descent ranks these claims when a short form fails."""
+
+    PARAMETER = "parameter"
+    STEP = "step"
+    CONDITION = "condition"
+    EXAMPLE = "example"
+    RATIONALE = "rationale"
+    WARNING = "warning"
+    FACT = "fact"
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def new_node_id() -> str:
+    return "n_" + secrets.token_hex(ID_HEX_CHARS // 2)
+
+
+def new_episode_id() -> str:
+    return "e_" + secrets.token_hex(ID_HEX_CHARS // 2)
+
+
+def _as_str(value: Any) -> str:
+    """Coerce what YAML may hand back for a scalar we store as text (dates, numbers) into text."""
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    return str(value)
+
+
+def _str_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (str, int, float)):
+        return [str(value)]
+    return [_as_str(v) for v in value]
+
+
+@dataclass
+class Claim:
+    """One entry of a delta manifest: a piece of detail a compression removed, and the node that still holds it."""
+
+    claim: str
+    kind: ClaimKind = ClaimKind.FACT
+    holder: str = ""   # id of the lower-level node whose body still contains the claim
+    rescues: int = 0   # times re-attaching this claim turned a failure into a success
+    attempts: int = 0  # times it was tried as a repair
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"claim": self.claim, "kind": self.kind.value, "holder": self.holder,
+                "rescues": self.rescues, "attempts": self.attempts}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Claim:
+        if isinstance(data, str):
+            return cls(claim=data)
+        return cls(claim=_as_str(data.get("claim")), kind=ClaimKind(data.get("kind") or "fact"),
+                   holder=_as_str(data.get("holder")), rescues=int(data.get("rescues") or 0),
+                   attempts=int(data.get("attempts") or 0))
+
+
+@dataclass
+class Stats:
+    attempts: int = 0     # times served on work whose outcome was judged
+    successes: int = 0    # served, used, and the work succeeded
+    failures: int = 0     # served, used, and the work failed
+    expansions: int = 0   # descents started from this node
+    rescues: int = 0      # failures this node's detail turned into successes
+    last_used: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Stats:
+        data = data or {}
+        return cls(**{f.name: (_as_str(data[f.name]) if f.name == "last_used" else int(data[f.name] or 0))
+                      for f in fields(cls) if f.name in data})
+
+
+@dataclass
+class Node:
+    """A lesson (or orientation / experience memory) and its place in the DAG."""
+
+    id: str
+    family: str
+    title: str
+    body: str
+    gist: str = ""
+    level: int = 0
+    status: Status = Status.ACTIVE
+    origin: Origin = Origin.MANUAL
+    conflict: str = ""                                       # an unresolved contradiction, asked at recall
+    derived_from: list[str] = field(default_factory=list)   # points DOWN, toward detail
+    parents: list[str] = field(default_factory=list)        # points UP, toward abstraction
+    covers_tasks: list[str] = field(default_factory=list)   # episode ids: the regression set
+    dropped: list[Claim] = field(default_factory=list)      # the delta manifest
+    preserve: list[str] = field(default_factory=list)       # hints from rejected compressions
+    stats: Stats = field(default_factory=Stats)
+    memory_type: MemoryType = MemoryType.LESSON
+    scope: Scope = Scope.PROJECT
+    importance: float = 0.6
+    confidence: float = 0.5
+    tags: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)       # handles: session://<session>/message/<n>
+    outcome: Outcome = Outcome.UNKNOWN
+    created: str = field(default_factory=now_iso)
+    use_count: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)     # unknown frontmatter keys, kept verbatim
+
+    @property
+    def is_apex(self) -> bool:
+        return not self.parents
+
+    def to_dict(self) -> dict[str, Any]:
+        """Frontmatter order: identity and routing view first, bookkeeping last. `body` is not frontmatter."""
+        out: dict[str, Any] = {
+            "id": self.id, "family": self.family, "title": self.title, "gist": self.gist,
+            "level": self.level, "status": self.status.value, "origin": self.origin.value,
+            "memory_type": self.memory_type.value, "scope": self.scope.value,
+            "importance": self.importance, "confidence": self.confidence, "tags": list(self.tags),
+            "conflict": self.conflict, "derived_from": list(self.derived_from), "parents": list(self.parents),
+            "covers_tasks": list(self.covers_tasks), "dropped": [c.to_dict() for c in self.dropped],
+            "preserve": list(self.preserve), "stats": self.stats.to_dict(), "evidence": list(self.evidence),
+            "outcome": self.outcome.value, "created": self.created, "use_count": self.use_count,
+        }
+        for key, value in self.extra.items():
+            out.setdefault(key, value)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], body: str) -> Node:
+        known = {f.name for f in fields(cls)}
+        extra = {k: v for k, v in data.items() if k not in known and k != "body"}
+        missing = [k for k in ("id", "family", "title") if not data.get(k)]
+        if missing:
+            raise ValueError(f"missing required field(s): {', '.join(missing)}")
+        return cls(
+            id=_as_str(data["id"]), family=_as_str(data["family"]), title=_as_str(data["title"]), body=body,
+            gist=_as_str(data.get("gist")), level=int(data.get("level") or 0),
+            status=Status(data.get("status") or "active"), origin=Origin(data.get("origin") or "manual"),
+            conflict=_as_str(data.get("conflict")), derived_from=_str_list(data.get("derived_from")),
+            parents=_str_list(data.get("parents")), covers_tasks=_str_list(data.get("covers_tasks")),
+            dropped=[Claim.from_dict(c) for c in (data.get("dropped") or [])],
+            preserve=_str_list(data.get("preserve")), stats=Stats.from_dict(data.get("stats")),
+            memory_type=MemoryType(data.get("memory_type") or "lesson"),
+            scope=Scope(data.get("scope") or "project"),
+            importance=float(data.get("importance", 0.6)), confidence=float(data.get("confidence", 0.5)),
+            tags=_str_list(data.get("tags")), evidence=_str_list(data.get("evidence")),
+            outcome=Outcome(data.get("outcome") or "unknown"), created=_as_str(data.get("created")) or now_iso(),
+            use_count=int(data.get("use_count") or 0), extra=extra,
+        )
+
+
+@dataclass
+class Episode:
+    """What happened when work was accepted: the ambient oracle that compressions are replayed against."""
+
+    id: str
+    session: str
+    prompt: str
+    outcome: EpisodeOutcome = EpisodeOutcome.UNKNOWN
+    served: list[str] = field(default_factory=list)   # what was injected
+    used: list[str] = field(default_factory=list)     # what actually bore on the work
+    accepted_summary: str = ""                        # what the agent ended up doing
+    created: str = field(default_factory=now_iso)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"id": self.id, "session": self.session, "prompt": self.prompt, "outcome": self.outcome.value,
+               "served": list(self.served), "used": list(self.used),
+               "accepted_summary": self.accepted_summary, "created": self.created}
+        for key, value in self.extra.items():
+            out.setdefault(key, value)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Episode:
+        known = {f.name for f in fields(cls)}
+        if not data.get("id"):
+            raise ValueError("missing required field: id")
+        return cls(id=_as_str(data["id"]), session=_as_str(data.get("session")), prompt=_as_str(data.get("prompt")),
+                   outcome=EpisodeOutcome(data.get("outcome") or "unknown"), served=_str_list(data.get("served")),
+                   used=_str_list(data.get("used")), accepted_summary=_as_str(data.get("accepted_summary")),
+                   created=_as_str(data.get("created")) or now_iso(),
+                   extra={k: v for k, v in data.items() if k not in known})

@@ -1,0 +1,87 @@
+"""Plain-text rendering of the records the commands compute. Kept apart so the CLI only parses, calls, prints."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rose.store.frontmatter import render_node
+
+if TYPE_CHECKING:
+    from rose.doctor import Check
+    from rose.model import Node
+    from rose.report import StatusReport, TreeLine
+    from rose.search import Hit
+    from rose.store import Store
+    from rose.store.index import SyncReport
+
+
+def _pct(value: float | None) -> str:
+    return "n/a (no episodes yet)" if value is None else f"{value:.0%}"
+
+
+def status(r: StatusReport) -> str:
+    out = []
+    for s in r.stores:
+        bad = f", {len(s.problems)} unreadable file(s): run `rose index`" if s.problems else ""
+        out.append(f"{s.scope:<8} {s.root}  {s.lessons} lessons, {s.tokens} tokens{bad}")
+    total = sum(r.families.values())
+    out.append(f"lessons  {total} in {len(r.families)} families, {r.tokens} tokens stored")
+    if r.families:
+        out.append("families " + ", ".join(f"{k} {v}" for k, v in r.families.items()))
+        out.append("levels   " + ", ".join(f"L{k} {v}" for k, v in r.levels.items()))
+        out.append("status   " + ", ".join(f"{k} {v}" for k, v in r.statuses.items()))
+        out.append("types    " + ", ".join(f"{k} {v}" for k, v in r.memory_types.items()))
+    out.append(f"episodes {r.episodes}")
+    p = r.precision
+    out.append(f"precision {_pct(p.value)}" + (f" ({p.used} used / {p.served} served)" if p.served else ""))
+    for fam, fp in r.precision_by_family.items():
+        out.append(f"  {fam:<20} {_pct(fp.value)} ({fp.used}/{fp.served})")
+    if r.stages:
+        out.append("model calls, last 7 days:")
+        for stage, c in r.stages.items():
+            out.append(f"  {stage:<14} {c.calls} calls ({c.cached} cached, {c.failures} failed)"
+                       f"  ${c.cost_usd:.4f}  {c.ms / 1000:.1f}s")
+    return "\n".join(out)
+
+
+def tree(lines: list[TreeLine]) -> str:
+    if not lines:
+        return "(no lessons)"
+    out = []
+    for line in lines:
+        pad = "  " * line.depth + ("└─ " if line.depth else "")
+        status = "" if line.status == "active" else f" [{line.status}]"
+        scope = " (global)" if line.scope == "global" else ""
+        tail = "  ↑ see above" if line.repeat else ""
+        out.append(f"{pad}L{line.level} {line.id} {line.family}/{line.title}{status}{scope}{tail}")
+        for claim in line.dropped:
+            rescues = f", {claim['rescues']} rescues" if claim.get("rescues") else ""
+            out.append(f"{'  ' * (line.depth + 2)}- dropped ({claim['kind']}{rescues}, held by "
+                       f"{claim['holder'] or '?'}): {claim['claim']}")
+    return "\n".join(out)
+
+
+def node(n: Node, path: Path) -> str:
+    return f"# {path}\n{render_node(n)}"
+
+
+def index_report(results: list[tuple[Store, SyncReport, int]]) -> str:
+    out = []
+    for store, report, count in results:
+        out.append(f"{store.scope.value} {store.root}: {count} indexed"
+                   f" (+{report.added} ~{report.updated} -{report.removed})")
+        for rel, reason in report.problems:
+            out.append(f"  unreadable, skipped: {store.root / rel}: {reason}")
+    return "\n".join(out)
+
+
+def checks(items: list[Check]) -> str:
+    marks = {"ok": "ok  ", "info": "info", "warn": "WARN", "fail": "FAIL"}
+    return "\n".join(f"[{marks[c.level.value]}] {c.name}: {c.detail}" for c in items)
+
+
+def hits(items: list[Hit]) -> str:
+    if not items:
+        return "(no matching lessons)"
+    return "\n".join(f"{h.score:7.3f}  {h.id}  L{h.level} {h.family}/{h.title}\n         {h.gist}\n         {h.path}"
+                     for h in items)

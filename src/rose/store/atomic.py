@@ -1,0 +1,120 @@
+"""Atomic writes and cross-process locks: the two primitives that keep two sessions from tearing a file.
+
+Every write goes to a temp file in the destination's own folder, is fsynced, then renamed over the target, so a
+reader sees the old file or the new one and never half of either. Every read-modify-write holds an exclusive
+`flock` on a lock file; the lock is re-entrant within a process so nested store calls do not deadlock.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from rose.errors import LockTimeout
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: fall back to an exclusive create loop
+    fcntl = None  # type: ignore[assignment]
+
+LOCK_TIMEOUT_S = 30.0      # a learner holds the lock for milliseconds; 30 s means something is stuck
+LOCK_POLL_S = 0.005
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+class _Held(threading.local):
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.fds: dict[str, int] = {}
+
+
+_held = _Held()
+_process_locks: dict[str, threading.Lock] = {}
+_process_locks_guard = threading.Lock()
+
+
+def _thread_lock(key: str) -> threading.Lock:
+    with _process_locks_guard:
+        return _process_locks.setdefault(key, threading.Lock())
+
+
+@contextlib.contextmanager
+def file_lock(path: Path, timeout_s: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold an exclusive lock named by `path` across processes (flock) and threads; re-entrant per thread."""
+    key = str(path)
+    if _held.counts.get(key):
+        _held.counts[key] += 1
+        try:
+            yield
+        finally:
+            _held.counts[key] -= 1
+        return
+    deadline = time.monotonic() + timeout_s
+    tlock = _thread_lock(key)
+    if not tlock.acquire(timeout=timeout_s):
+        raise LockTimeout(path, timeout_s)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            _acquire(fd, path, deadline, timeout_s)
+            _held.counts[key] = 1
+            try:
+                yield
+            finally:
+                _held.counts.pop(key, None)
+                if fcntl is not None:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+    finally:
+        tlock.release()
+
+
+def _acquire(fd: int, path: Path, deadline: float, timeout_s: float) -> None:
+    if fcntl is None:  # pragma: no cover
+        return
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise LockTimeout(path, timeout_s) from None
+            time.sleep(LOCK_POLL_S)

@@ -1,0 +1,76 @@
+"""Telemetry: one JSON object per line in events.jsonl (machine-local), redacted, appended under a lock.
+
+Events are what `rose events`, `rose status` (calls and cost per stage) and `rose doctor` read. The file is
+rotated once it passes MAX_BYTES so a long-lived store never grows it without bound.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from rose.model import now_iso
+from rose.store.atomic import file_lock
+from rose.store.redact import redact_data
+
+MAX_BYTES = 16 * 1024 * 1024  # ~50k events; one rotated generation is kept beside it
+
+
+class EventKind(str, Enum):
+    ADD = "add"                # a lesson was stored (by hand or learned)
+    UPDATE = "update"          # a lesson was changed
+    INDEX = "index"            # the derived index was rebuilt or caught up
+    SKIP = "skip"              # bad input was skipped (corrupt file, malformed payload); data says why
+    INJECT = "inject"          # recall served lessons
+    JUDGE = "judge"            # one model call (or cache hit) and its accounting
+    HOOK = "hook"              # a hook ran (event, ms, outcome)
+    LEARN = "learn"            # the detached learner processed a session
+    EPISODE = "episode"        # an episode was recorded
+    CONFIG = "config"          # a setting was changed
+
+
+@dataclass
+class Event:
+    kind: EventKind
+    data: dict[str, Any] = field(default_factory=dict)
+    ts: str = field(default_factory=now_iso)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ts": self.ts, "kind": self.kind.value, **self.data}
+
+
+def append(path: Path, kind: EventKind, **data: Any) -> None:
+    line = json.dumps(Event(kind, redact_data(data)).to_dict(), ensure_ascii=False, default=str) + "\n"
+    lock = path.parent / "locks" / "events.lock"
+    with file_lock(lock):
+        try:
+            if path.stat().st_size > MAX_BYTES:
+                os.replace(path, path.with_name(path.stem + ".1" + path.suffix))
+        except FileNotFoundError:
+            pass
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+
+
+def read(path: Path, kind: str | None = None, limit: int | None = None) -> Iterator[dict[str, Any]]:
+    """Yield events oldest first (rotated file included); lines that do not parse are skipped, not fatal."""
+    files = [path.with_name(path.stem + ".1" + path.suffix), path]
+    selected: list[dict[str, Any]] = []
+    for f in files:
+        if not f.exists():
+            continue
+        with open(f, encoding="utf-8", errors="replace") as handle:
+            for raw in handle:
+                try:
+                    event = json.loads(raw)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(event, dict) and (kind is None or event.get("kind") == kind):
+                    selected.append(event)
+    if limit is not None:
+        selected = selected[-limit:]
+    yield from selected

@@ -1,0 +1,328 @@
+"""The derived index: a machine-local SQLite database with full-text search over every node of one store.
+
+Files are the source of truth. The index records each node file's (mtime, size) and catches up with the files
+on `sync()`: new and hand-edited files are parsed, deleted ones dropped, corrupt ones recorded as problems (and
+left untouched on disk). Deleting index.db loses nothing; it is rebuilt on the next open. Schema changes go
+through MIGRATIONS, applied in order and recorded by name.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rose.model import Node
+from rose.tokens import estimate
+
+# Each migration is (name, SQL). Append only: never edit one that has shipped.
+MIGRATIONS: list[tuple[str, str]] = [
+    ("0001_nodes_and_files", """
+        CREATE TABLE nodes (
+            id TEXT PRIMARY KEY,
+            family TEXT NOT NULL,
+            title TEXT NOT NULL,
+            gist TEXT NOT NULL,
+            tags TEXT NOT NULL,            -- space-separated, for FTS and display
+            body TEXT NOT NULL,
+            level INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            origin TEXT NOT NULL,
+            memory_type TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            importance REAL NOT NULL,
+            parents TEXT NOT NULL,         -- JSON list of ids (up)
+            derived_from TEXT NOT NULL,    -- JSON list of ids (down)
+            dropped INTEGER NOT NULL,      -- size of the delta manifest
+            tokens INTEGER NOT NULL,       -- estimated tokens of the body
+            created TEXT NOT NULL,
+            last_used TEXT NOT NULL,
+            use_count INTEGER NOT NULL,
+            path TEXT NOT NULL             -- relative to the store root
+        );
+        CREATE INDEX nodes_family ON nodes(family);
+        CREATE VIRTUAL TABLE nodes_fts USING fts5(
+            id UNINDEXED, title, gist, tags, body, tokenize = 'porter unicode61'
+        );
+        CREATE TABLE files (
+            path TEXT PRIMARY KEY,         -- relative to the store root
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            node_id TEXT,                  -- NULL when the file could not be parsed
+            problem TEXT                   -- why it could not be parsed
+        );
+    """),
+]
+
+BM25_WEIGHTS = (0.0, 4.0, 2.5, 2.0, 1.0)  # id, title, gist, tags, body: short routing fields count most
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass
+class IndexRow:
+    id: str
+    family: str
+    title: str
+    gist: str
+    tags: list[str]
+    level: int
+    status: str
+    memory_type: str
+    scope: str
+    importance: float
+    parents: list[str]
+    derived_from: list[str]
+    dropped: int
+    tokens: int
+    created: str
+    last_used: str
+    use_count: int
+    path: str
+
+
+@dataclass
+class SyncReport:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (relative path, reason)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+
+def fts_query(text: str) -> str:
+    """Any user text -> a safe FTS5 query: each word quoted, OR-ed (bm25 rewards documents matching more)."""
+    words = [w for w in _WORD.findall(text.lower()) if len(w) > 1]
+    seen: list[str] = []
+    for w in words:
+        if w not in seen:
+            seen.append(w)
+    return " OR ".join(f'"{w}"' for w in seen[:64])
+
+
+class Index:
+    def __init__(self, root: Path, db_path: Path):
+        self.root = root
+        self.db_path = db_path
+        self._conn: sqlite3.Connection | None = None
+
+    # -- connection and schema -------------------------------------------------------------------------------
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = self._open()
+        return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = self._connect()
+            migrate(conn)
+        except sqlite3.DatabaseError:
+            # A damaged index is derived data: throw it away and rebuild from the files.
+            for suffix in ("", "-wal", "-shm"):
+                try:
+                    os.unlink(str(self.db_path) + suffix)
+                except FileNotFoundError:
+                    pass
+            conn = self._connect()
+            migrate(conn)
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+        return conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # -- writes ----------------------------------------------------------------------------------------------
+    def upsert(self, node: Node, rel_path: str, mtime_ns: int, size: int) -> None:
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            self._delete_node(node.id)
+            self._insert(node, rel_path)
+            c.execute("INSERT OR REPLACE INTO files(path, mtime_ns, size, node_id, problem) VALUES (?,?,?,?,NULL)",
+                      (rel_path, mtime_ns, size, node.id))
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+
+    def remove_path(self, rel_path: str) -> None:
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            row = c.execute("SELECT node_id FROM files WHERE path=?", (rel_path,)).fetchone()
+            if row and row[0]:
+                self._delete_node(row[0])
+            c.execute("DELETE FROM files WHERE path=?", (rel_path,))
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+
+    def _delete_node(self, node_id: str) -> None:
+        self.conn.execute("DELETE FROM nodes WHERE id=?", (node_id,))
+        self.conn.execute("DELETE FROM nodes_fts WHERE id=?", (node_id,))
+
+    def _insert(self, node: Node, rel_path: str) -> None:
+        tags = " ".join(node.tags)
+        self.conn.execute(
+            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (node.id, node.family, node.title, node.gist, tags, node.body, node.level, node.status.value,
+             node.origin.value, node.memory_type.value, node.scope.value, node.importance,
+             json.dumps(node.parents), json.dumps(node.derived_from), len(node.dropped), estimate(node.body),
+             node.created, node.stats.last_used, node.use_count, rel_path))
+        self.conn.execute("INSERT INTO nodes_fts(id, title, gist, tags, body) VALUES (?,?,?,?,?)",
+                          (node.id, node.title, node.gist, tags, node.body))
+
+    # -- catching up with the files -------------------------------------------------------------------------
+    def sync(self, nodes_dir: Path, parse: Callable[[Path], Node]) -> SyncReport:
+        """Bring the index in line with the files under nodes_dir. Cheap when nothing changed: one stat a file."""
+        report = SyncReport()
+        known = {row[0]: (row[1], row[2], row[3]) for row in
+                 self.conn.execute("SELECT path, mtime_ns, size, problem FROM files")}
+        seen: set[str] = set()
+        for path, st in _scan(nodes_dir):
+            rel = path.relative_to(self.root).as_posix()
+            seen.add(rel)
+            prior = known.get(rel)
+            if prior is not None and prior[0] == st.st_mtime_ns and prior[1] == st.st_size:
+                if prior[2]:
+                    report.problems.append((rel, prior[2]))
+                continue
+            try:
+                node = parse(path)
+            except ValueError as exc:
+                self._record_problem(rel, st, str(exc))
+                report.problems.append((rel, str(exc)))
+                continue
+            self._upsert_from_sync(node, rel, st)
+            if prior is None:
+                report.added += 1
+            else:
+                report.updated += 1
+        for rel in set(known) - seen:
+            self.remove_path(rel)
+            report.removed += 1
+        return report
+
+    def _upsert_from_sync(self, node: Node, rel: str, st: os.stat_result) -> None:
+        clash = self.conn.execute("SELECT path FROM nodes WHERE id=? AND path<>?", (node.id, rel)).fetchone()
+        if clash:
+            reason = f"duplicate id {node.id} (also in {clash[0]}); this copy is not indexed"
+            self._record_problem(rel, st, reason)
+            return
+        self.upsert(node, rel, st.st_mtime_ns, st.st_size)
+
+    def _record_problem(self, rel: str, st: os.stat_result, reason: str) -> None:
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            row = c.execute("SELECT node_id FROM files WHERE path=?", (rel,)).fetchone()
+            if row and row[0]:
+                self._delete_node(row[0])
+            c.execute("INSERT OR REPLACE INTO files(path, mtime_ns, size, node_id, problem) VALUES (?,?,?,NULL,?)",
+                      (rel, st.st_mtime_ns, st.st_size, reason))
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+
+    def rebuild(self, nodes_dir: Path, parse: Callable[[Path], Node]) -> SyncReport:
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        c.execute("DELETE FROM nodes")
+        c.execute("DELETE FROM nodes_fts")
+        c.execute("DELETE FROM files")
+        c.execute("COMMIT")
+        return self.sync(nodes_dir, parse)
+
+    # -- reads -----------------------------------------------------------------------------------------------
+    def path_of(self, node_id: str) -> str | None:
+        row = self.conn.execute("SELECT path FROM nodes WHERE id=?", (node_id,)).fetchone()
+        return row[0] if row else None
+
+    def has_id(self, node_id: str) -> bool:
+        return self.path_of(node_id) is not None
+
+    def rows(self, where: str = "", params: Iterable[object] = ()) -> list[IndexRow]:
+        sql = ("SELECT id, family, title, gist, tags, level, status, memory_type, scope, importance, parents,"
+               " derived_from, dropped, tokens, created, last_used, use_count, path FROM nodes")
+        if where:
+            sql += " WHERE " + where
+        sql += " ORDER BY family, level DESC, id"
+        return [IndexRow(r[0], r[1], r[2], r[3], r[4].split(), r[5], r[6], r[7], r[8], r[9], json.loads(r[10]),
+                         json.loads(r[11]), r[12], r[13], r[14], r[15], r[16], r[17])
+                for r in self.conn.execute(sql, tuple(params))]
+
+    def search(self, query: str, limit: int = 20) -> list[tuple[str, float]]:
+        """BM25 over title, gist, tags and body (porter-stemmed). Returns (id, score), best first."""
+        q = fts_query(query)
+        if not q:
+            return []
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        sql = (f"SELECT id, bm25(nodes_fts, {weights}) AS score FROM nodes_fts WHERE nodes_fts MATCH ?"
+               " ORDER BY score LIMIT ?")
+        return [(r[0], -r[1]) for r in self.conn.execute(sql, (q, limit))]
+
+    def problems(self) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self.conn.execute(
+            "SELECT path, problem FROM files WHERE problem IS NOT NULL ORDER BY path")]
+
+    def count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+
+
+def _scan(nodes_dir: Path) -> Iterable[tuple[Path, os.stat_result]]:
+    if not nodes_dir.is_dir():
+        return
+    with os.scandir(nodes_dir) as families:
+        for fam in families:
+            if not fam.is_dir(follow_symlinks=False) or fam.name.startswith("."):
+                continue
+            with os.scandir(fam.path) as entries:
+                for entry in entries:
+                    if entry.name.endswith(".md") and not entry.name.startswith(".") and entry.is_file():
+                        yield Path(entry.path), entry.stat()
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply pending migrations in order; return the names applied now."""
+    conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")
+    done = {r[0] for r in conn.execute("SELECT name FROM migrations")}
+    applied = []
+    for name, sql in MIGRATIONS:
+        if name in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if conn.execute("SELECT 1 FROM migrations WHERE name=?", (name,)).fetchone():
+                conn.execute("ROLLBACK")  # another process applied it while we waited
+                continue
+            for statement in _statements(sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO migrations VALUES (?, datetime('now'))", (name,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(name)
+    return applied
+
+
+def _statements(sql: str) -> list[str]:
+    lines = [line.split("--", 1)[0] for line in sql.splitlines()]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]

@@ -1,0 +1,52 @@
+"""Shared fixtures: every test gets its own HOME, global store and project folder, so nothing leaks between tests
+or into the developer's real ~/.rose."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("ROSE_HOME", str(home / ".rose"))
+    monkeypatch.delenv("ROSE_CHILD", raising=False)
+    return home
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def layers(project: Path):
+    from rose.store import Layers
+
+    layers = Layers.discover(project)
+    layers.init_project()
+    yield layers
+    layers.close()
+
+
+def run_rose(*args: str, cwd: Path, input: str | None = None, env: dict[str, str] | None = None,
+             timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run the real `python -m rose` in a separate process, as a user's shell would."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "rose", *args], cwd=cwd, input=input, capture_output=True,
+                          text=True, env=full_env, timeout=timeout)
+
+
+@pytest.fixture
+def rose_cli():
+    return run_rose

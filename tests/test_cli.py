@@ -1,0 +1,141 @@
+"""The `rose` command as a user runs it: a real process, real files, one-line errors, well-formed --json."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_rose
+from tests.support.gen_store import populate
+
+
+@pytest.fixture
+def store_dir(project: Path) -> Path:
+    assert run_rose("init", cwd=project).returncode == 0
+    return project
+
+
+def test_add_then_status_tree_show_index(store_dir: Path) -> None:
+    added = run_rose("add", "Retry idempotent calls with backoff: 100ms, 400ms.", "--family", "retry",
+                     "--tags", "http,retry", "--json", cwd=store_dir)
+    assert added.returncode == 0, added.stderr
+    info = json.loads(added.stdout)
+    assert info["id"].startswith("n_") and len(info["id"]) == 8
+    assert Path(info["path"]).exists()
+
+    status = json.loads(run_rose("status", "--json", cwd=store_dir).stdout)
+    assert status["families"] == {"retry": 1}
+    assert status["levels"] == {"0": 1}
+    assert status["precision"]["value"] is None
+
+    tree = run_rose("tree", cwd=store_dir)
+    assert info["id"] in tree.stdout and "L0" in tree.stdout
+
+    show = run_rose("show", info["id"], cwd=store_dir)
+    assert "100ms, 400ms" in show.stdout and "family: retry" in show.stdout
+
+    index = run_rose("index", "--rebuild", "--json", cwd=store_dir)
+    assert json.loads(index.stdout)[0]["indexed"] == 1
+
+
+def test_add_reads_stdin(store_dir: Path) -> None:
+    text = "Line one: with colon\n\n- a list item\n\"quotes\" and \\backslashes\\"
+    out = run_rose("add", "-", "--title", "From stdin", "--json", cwd=store_dir, input=text)
+    assert out.returncode == 0, out.stderr
+    node_id = json.loads(out.stdout)["id"]
+    shown = json.loads(run_rose("show", node_id, "--json", cwd=store_dir).stdout)
+    assert shown["body"] == text and shown["title"] == "From stdin"
+
+
+def test_global_scope_lands_in_the_global_store(store_dir: Path, isolated_home: Path) -> None:
+    out = run_rose("add", "Prefer uv.", "--scope", "global", "--json", cwd=store_dir)
+    assert str(isolated_home / ".rose") in json.loads(out.stdout)["path"]
+    status = json.loads(run_rose("status", "--json", cwd=store_dir).stdout)
+    assert [s["scope"] for s in status["stores"]] == ["project", "global"]
+
+
+@pytest.mark.parametrize("argv", [["status"], ["tree"], ["show", "n_abcdef"], ["add", "x"], ["index"],
+                                  ["search", "x"], ["events"]])
+def test_no_store_is_a_one_line_hint(project: Path, argv: list[str]) -> None:
+    out = run_rose(*argv, cwd=project)
+    assert out.returncode == 1
+    assert out.stderr.count("\n") == 1 and "rose init" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_user_errors_are_messages_not_tracebacks(store_dir: Path) -> None:
+    cases = [
+        (["show", "n_nothere"], "no lesson with id"),
+        (["config", "set", "recall.max_pack_tokens", "lots"], "recall.max_pack_tokens: expected integer"),
+        (["config", "set", "recall.selector", "psychic"], "one of fork | judge | hybrid"),
+        (["config", "get", "recall.nope"], "unknown setting 'recall.nope'"),
+        (["add", "   "], "needs some text"),
+    ]
+    for argv, message in cases:
+        out = run_rose(*argv, cwd=store_dir)
+        assert out.returncode == 1, argv
+        assert message in out.stderr, (argv, out.stderr)
+        assert "Traceback" not in out.stderr
+
+
+def test_config_list_get_set(store_dir: Path) -> None:
+    assert run_rose("config", "set", "recall.max_pack_tokens", "3000", cwd=store_dir).returncode == 0
+    assert run_rose("config", "get", "recall.max_pack_tokens", cwd=store_dir).stdout.strip() == "3000"
+    assert run_rose("config", "agent", "codex", cwd=store_dir).returncode == 0
+    assert run_rose("config", "agent", cwd=store_dir).stdout.strip() == "codex"
+    rows = json.loads(run_rose("config", "--json", cwd=store_dir).stdout)
+    by_key = {r["key"]: r for r in rows}
+    assert by_key["recall.max_pack_tokens"]["value"] == "3000"
+    assert by_key["agent.backend"]["value"] == "codex"
+    assert all(r["reason"] for r in rows)
+    broken = store_dir / ".rose" / "config.yaml"
+    broken.write_text("recall: [1, 2\n", encoding="utf-8")
+    out = run_rose("status", cwd=store_dir)
+    assert out.returncode == 0  # status does not need settings
+    doctor = run_rose("doctor", cwd=store_dir)
+    assert doctor.returncode == 1 and "config.yaml" in doctor.stdout
+
+
+def test_doctor_and_events(store_dir: Path) -> None:
+    run_rose("add", "A lesson.", cwd=store_dir)
+    doctor = json.loads(run_rose("doctor", "--json", cwd=store_dir).stdout)
+    names = {c["name"] for c in doctor}
+    assert {"python", "project store", "config", "claude CLI", "codex CLI"} <= names
+    events = json.loads(run_rose("events", "--kind", "add", "--json", cwd=store_dir).stdout)
+    assert len(events) == 1 and events[0]["kind"] == "add"
+
+
+def test_corrupt_file_shows_up_in_index_and_doctor(store_dir: Path) -> None:
+    run_rose("add", "good lesson", "--family", "f", cwd=store_dir)
+    bad = store_dir / ".rose" / "nodes" / "f" / "n_broken.md"
+    bad.write_text("---\n: : :\n---\n", encoding="utf-8")
+    index = run_rose("index", "--strict", cwd=store_dir)
+    assert index.returncode == 1 and str(bad) in index.stdout
+    assert "n_broken.md" in run_rose("doctor", cwd=store_dir).stdout
+    assert bad.read_text(encoding="utf-8") == "---\n: : :\n---\n"
+
+
+def test_a_thousand_lessons(project: Path) -> None:
+    populate(project / ".rose", 1000)
+    status = run_rose("status", "--json", cwd=project)
+    assert status.returncode == 0, status.stderr
+    data = json.loads(status.stdout)
+    assert sum(data["families"].values()) == 1000
+    assert run_rose("tree", cwd=project).stdout.count("\n") >= 1000
+    assert "n_0003e7" in run_rose("show", "n_0003e7", cwd=project).stdout
+    index = json.loads(run_rose("index", "--rebuild", "--json", cwd=project).stdout)
+    assert index[0]["indexed"] == 1000 and index[0]["problems"] == []
+    hits = json.loads(run_rose("search", "argo", "rollout", "--json", cwd=project).stdout)
+    assert hits and all(h["family"] == "deploy" for h in hits[:3])
+
+
+def test_python_dash_m_and_version(project: Path) -> None:
+    out = run_rose("--version", cwd=project)
+    assert out.returncode == 0 and out.stdout.startswith("rose ")
+
+
+def test_the_demo_runs(project: Path) -> None:
+    out = run_rose("demo", cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert "lessons" in out.stdout and "families" in out.stdout
