@@ -1,17 +1,19 @@
 """The `rose` command: parse arguments, call one function, print its result. No logic lives here."""
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rose.errors import RoseError
 
-Handler = Callable[[argparse.Namespace], int]
+if TYPE_CHECKING:
+    import argparse
+
+Handler = Callable[["argparse.Namespace"], int]
 
 
 def _print_json(data: Any) -> None:
@@ -191,6 +193,47 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _recall(args: argparse.Namespace):
+    from rose.config import Selector
+    from rose.recall import recall
+
+    layers = _layers(args)
+    layers.require_any()
+    settings = layers.settings()
+    if args.selector:
+        settings.recall.selector = Selector(args.selector)
+    judge = None
+    if settings.recall.selector is not Selector.HYBRID:
+        from rose.judge import Judge
+
+        judge = Judge.for_store(layers.stores()[0], settings)
+    # a dry run: the session record is read (tiers) but never written
+    return recall(layers, args.prompt, session_id=args.session, settings=settings, judge=judge, hot=False,
+                  record_session=False)
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    from rose import render
+
+    result = _recall(args)
+    if args.json:
+        _print_json({"notice": result.notice, "block": result.block, "lessons": result.trace.get("pack", [])})
+    else:
+        print(render.recall(result))
+    return 0
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    from rose import render
+
+    result = _recall(args)
+    if args.json:
+        _print_json(result.trace)
+    else:
+        print(render.trace(result.trace))
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from rose.demo import run_demo
 
@@ -199,6 +242,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 # -- parser ---------------------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="rose", description="A continual-learning memory for coding agents.")
     parser.add_argument("--version", action="version", version=f"rose {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -247,6 +292,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", nargs="+")
     p.add_argument("--limit", type=int, default=10)
 
+    for name, handler, text in (("recall", cmd_recall, "what would be injected for a prompt, and why"),
+                                ("trace", cmd_trace, "every recall stage for a prompt, ending in the verbatim block")):
+        p = command(name, handler, text)
+        p.add_argument("--prompt", required=True)
+        p.add_argument("--session", help="read this session's served record (tiers); never written")
+        p.add_argument("--selector", choices=["fork", "judge", "hybrid"], help="override recall.selector")
+
+    sub.add_parser("hook", help="the hook entry point agents call: rose hook <claude|codex> <Event> (JSON on stdin)")
+
     p = command("demo", cmd_demo, "run rose on a throwaway demo store and show what it does")
     p.add_argument("--keep", action="store_true", help="keep the demo folder and print its path")
     return parser
@@ -259,6 +313,11 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hook"]:  # the per-prompt path: no argparse, no CLI imports, fail-open inside
+        from rose.hooks.entry import main as hook_main
+
+        return hook_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):

@@ -262,12 +262,55 @@ def read_overrides(path: Path) -> dict[str, Any]:
     return data
 
 
-def load(paths: list[Path]) -> Settings:
-    """Defaults, then each file's overrides in order (global first, project last)."""
+def load(paths: list[Path], cache: Path | None = None) -> Settings:
+    """Defaults, then each file's overrides in order (global first, project last).
+
+    With `cache`, the parsed overrides are kept as JSON keyed by each file's (mtime, size), so the per-prompt hook
+    does not import a YAML parser to read two small files that rarely change.
+    """
+    raw = _cached_overrides(paths, cache) if cache is not None else None
+    if raw is None:
+        raw = [(str(p), read_overrides(p)) for p in paths]
+        if cache is not None:
+            _store_overrides(paths, cache, raw)
     settings = Settings()
-    for path in paths:
-        apply_overrides(settings, read_overrides(path), str(path))
+    for source, overrides in raw:
+        apply_overrides(settings, overrides, source)
     return settings
+
+
+def _fingerprint(paths: list[Path]) -> list[list[object]]:
+    out: list[list[object]] = []
+    for p in paths:
+        try:
+            st = p.stat()
+            out.append([str(p), st.st_mtime_ns, st.st_size])
+        except FileNotFoundError:
+            out.append([str(p), 0, -1])
+    return out
+
+
+def _cached_overrides(paths: list[Path], cache: Path) -> list[tuple[str, Any]] | None:
+    import json
+
+    try:
+        data = json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("fingerprint") != _fingerprint(paths):
+        return None
+    return [(str(s), o) for s, o in data.get("overrides", [])]
+
+
+def _store_overrides(paths: list[Path], cache: Path, raw: list[tuple[str, Any]]) -> None:
+    import json
+
+    from rose.store.atomic import write_text_atomic
+
+    try:
+        write_text_atomic(cache, json.dumps({"fingerprint": _fingerprint(paths), "overrides": raw}))
+    except OSError:
+        pass  # a cache that cannot be written is only slower
 
 
 def set_in_file(path: Path, key: str, raw_value: str) -> Any:

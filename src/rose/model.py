@@ -5,7 +5,7 @@ format. Unknown keys found in a hand-edited file are kept in `extra` so a round 
 """
 from __future__ import annotations
 
-import secrets
+import os
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from enum import Enum
@@ -72,12 +72,16 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+def _random_hex(chars: int) -> str:
+    return os.urandom((chars + 1) // 2).hex()[:chars]
+
+
 def new_node_id() -> str:
-    return "n_" + secrets.token_hex(ID_HEX_CHARS // 2)
+    return "n_" + _random_hex(ID_HEX_CHARS)
 
 
 def new_episode_id() -> str:
-    return "e_" + secrets.token_hex(ID_HEX_CHARS // 2)
+    return "e_" + _random_hex(ID_HEX_CHARS)
 
 
 def _as_str(value: Any) -> str:

@@ -8,6 +8,7 @@ from rose.store.frontmatter import render_node
 
 if TYPE_CHECKING:
     from rose.doctor import Check
+    from rose.recall import RecallResult
     from rose.model import Node
     from rose.report import StatusReport, TreeLine
     from rose.search import Hit
@@ -83,5 +84,50 @@ def checks(items: list[Check]) -> str:
 def hits(items: list[Hit]) -> str:
     if not items:
         return "(no matching lessons)"
-    return "\n".join(f"{h.score:7.3f}  {h.id}  L{h.level} {h.family}/{h.title}\n         {h.gist}\n         {h.path}"
-                     for h in items)
+    return "\n".join(f"{h.score:8.5f}  {h.id}  L{h.level} {h.family}/{h.title}\n          {h.gist}\n          {h.path}"
+                      for h in items)
+
+
+def recall(result: RecallResult) -> str:
+    out = [result.notice or "(nothing would be injected: " + str(result.trace.get("gate", "no match")) + ")"]
+    for entry in result.trace.get("pack", []):
+        out.append(f"  {entry['tier']:<8} {entry['id']}  {entry['tokens']:>4} tok  {entry['reason']}")
+    return "\n".join(out)
+
+
+def trace(t: dict) -> str:
+    out = [f"prompt    {t.get('prompt', '')[:200]!r}",
+           f"gate      {t.get('gate', '')}"]
+    if "store" in t:
+        s = t["store"]
+        out.append(f"store     {s['servable']} servable lessons, {s['tokens']} tokens (budget {s['max_pack_tokens']})")
+    if "dense" in t:
+        dense = t["dense"]
+        out.append("dense     " + ("on" if dense == "on" else f"{dense}: lexical search alone ran"))
+        out.append("lexical   " + ", ".join(f"{i}({sc})" for _s, i, sc in t.get("lexical_list", [])[:15]))
+        out.append("dense     " + ", ".join(f"{i}({sc})" for _s, i, sc in t.get("dense_list", [])[:15]))
+        out.append("candidates (fused):")
+        for c in t.get("candidates", []):
+            via = f" via {','.join(c['via'])}" if c["via"] else ""
+            out.append(f"  {c['score']:.5f} {c['id']} L{c['level']} lex#{c['lexical_rank']} dense#{c['dense_rank']}"
+                       f"{via}  {c['title']}")
+        out.append(f"selector  configured {t.get('selector_configured')}, ran {t.get('selector_ran')}")
+        for f in t.get("fallbacks", []):
+            out.append(f"  fallback: {f}")
+        if t.get("routing_rules"):
+            out.append("routing rules given to the selector:")
+            out += [f"  {r}" for r in t["routing_rules"]]
+        for v in t.get("verdicts", []):
+            out.append(f"  {v['verdict']:<10} {v['id']}  {v['reason']}")
+        if "second_pass" in t:
+            sp = t["second_pass"]
+            out.append(f"second pass query: {sp['query'][:160]!r}")
+            for c in sp.get("candidates", []):
+                out.append(f"  {c['score']:.5f} {c['id']} lex#{c['lexical_rank']} dense#{c['dense_rank']}  {c['title']}")
+    out.append("pack:")
+    for e in t.get("pack", []):
+        out.append(f"  {e['tier']:<8} {e['id']} {e['tokens']:>4} tok  {e['reason']}")
+    out.append("block:")
+    out.append(t.get("block", "") or "  (empty)")
+    out.append(f"notice    {t.get('notice', '') or '(none)'}")
+    return "\n".join(out)

@@ -1,4 +1,8 @@
-"""`rose search`: ranked lessons for a query across both stores, with the path an agent can open."""
+"""`rose search`: ranked lessons for a query across both stores, with the path an agent can open.
+
+The same fused ranking recall uses (BM25 + dense, reciprocal rank fusion), but over every node as it is: an agent
+searching wants the detailed lesson that names its error string, not only the compressed form recall would serve.
+"""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -12,26 +16,29 @@ class Hit:
     title: str
     family: str
     level: int
+    status: str
     scope: str
     gist: str
     path: str
     score: float
+    lexical_rank: int | None
+    dense_rank: int | None
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
 def search(layers: Layers, query: str, limit: int = 10) -> list[Hit]:
-    hits: list[Hit] = []
-    for store in layers.require_any():
+    from rose.recall import candidates
+    from rose.recall.pipeline import rank_lists
+
+    stores = layers.require_any()
+    for store in stores:
         store.sync()
-        ranked = store.index.search(query, limit=limit)
-        rows = {r.id: r for r in store.index.rows("id IN (%s)" % ",".join("?" * len(ranked)),
-                                                  [i for i, _ in ranked])} if ranked else {}
-        for node_id, score in ranked:
-            r = rows.get(node_id)
-            if r is not None:
-                hits.append(Hit(r.id, r.title, r.family, r.level, store.scope.value, r.gist,
-                                str(store.root / r.path), round(score, 4)))
-    hits.sort(key=lambda h: -h.score)
-    return hits[:limit]
+    settings = layers.settings()
+    lists = rank_lists(stores, query, settings, hot=False)
+    ranked = [c for c in candidates.fuse(stores, lists, settings.recall, map_up=False)
+              if candidates.relevant_enough(c)]
+    return [Hit(c.id, c.row.title, c.row.family, c.row.level, c.row.status, c.store.scope.value, c.row.gist,
+                str(c.store.root / c.row.path), round(c.score, 5), c.lexical_rank, c.dense_rank)
+            for c in ranked[:limit]]

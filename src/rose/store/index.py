@@ -41,7 +41,9 @@ MIGRATIONS: list[tuple[str, str]] = [
             created TEXT NOT NULL,
             last_used TEXT NOT NULL,
             use_count INTEGER NOT NULL,
-            path TEXT NOT NULL             -- relative to the store root
+            path TEXT NOT NULL,            -- relative to the store root
+            conflict TEXT NOT NULL,        -- an unresolved contradiction, asked at recall
+            patches TEXT NOT NULL          -- JSON list of dropped claims that rescued this node (sticky patches)
         );
         CREATE INDEX nodes_family ON nodes(family);
         CREATE VIRTUAL TABLE nodes_fts USING fts5(
@@ -53,6 +55,13 @@ MIGRATIONS: list[tuple[str, str]] = [
             size INTEGER NOT NULL,
             node_id TEXT,                  -- NULL when the file could not be parsed
             problem TEXT                   -- why it could not be parsed
+        );
+    """),
+    ("0002_embeddings", """
+        CREATE TABLE embeddings (
+            node_id TEXT PRIMARY KEY,
+            model TEXT NOT NULL,           -- the embedder's name: vectors of different spaces never mix
+            vec BLOB NOT NULL              -- float32, L2-normalised
         );
     """),
 ]
@@ -81,6 +90,16 @@ class IndexRow:
     last_used: str
     use_count: int
     path: str
+    conflict: str = ""
+    patches: list[str] = field(default_factory=list)
+
+    @property
+    def servable(self) -> bool:
+        return self.status in SERVABLE
+
+
+# Statuses recall may serve directly; the others are reached only through the lessons above them.
+SERVABLE = ("active", "disputed")
 
 
 @dataclass
@@ -95,9 +114,19 @@ class SyncReport:
         return bool(self.added or self.updated or self.removed)
 
 
+STOPWORDS = frozenset("""
+    a about above after again against all am an and any are as at be because been before being below between both
+    but by can could did do does doing don done down during each few for from further had has have having he her
+    here hers him his how i if in into is it its itself just let me more most my no nor not now of off on once only
+    or other our ours out over own please same she should so some such than that the their them then there these
+    they this those through to too under until up very was we were what when where which while who whom why will
+    with would you your yours yourself can't won't i'm it's let's need want make get got use using used also
+""".split())
+
+
 def fts_query(text: str) -> str:
-    """Any user text -> a safe FTS5 query: each word quoted, OR-ed (bm25 rewards documents matching more)."""
-    words = [w for w in _WORD.findall(text.lower()) if len(w) > 1]
+    """Any user text -> a safe FTS5 query: content words quoted and OR-ed (bm25 rewards matching more of them)."""
+    words = [w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS]
     seen: list[str] = []
     for w in words:
         if w not in seen:
@@ -176,15 +205,17 @@ class Index:
     def _delete_node(self, node_id: str) -> None:
         self.conn.execute("DELETE FROM nodes WHERE id=?", (node_id,))
         self.conn.execute("DELETE FROM nodes_fts WHERE id=?", (node_id,))
+        self.conn.execute("DELETE FROM embeddings WHERE node_id=?", (node_id,))
 
     def _insert(self, node: Node, rel_path: str) -> None:
         tags = " ".join(node.tags)
         self.conn.execute(
-            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (node.id, node.family, node.title, node.gist, tags, node.body, node.level, node.status.value,
              node.origin.value, node.memory_type.value, node.scope.value, node.importance,
              json.dumps(node.parents), json.dumps(node.derived_from), len(node.dropped), estimate(node.body),
-             node.created, node.stats.last_used, node.use_count, rel_path))
+             node.created, node.stats.last_used, node.use_count, rel_path, node.conflict,
+             json.dumps([c.claim for c in node.dropped if c.rescues > 0], ensure_ascii=False)))
         self.conn.execute("INSERT INTO nodes_fts(id, title, gist, tags, body) VALUES (?,?,?,?,?)",
                           (node.id, node.title, node.gist, tags, node.body))
 
@@ -260,13 +291,35 @@ class Index:
 
     def rows(self, where: str = "", params: Iterable[object] = ()) -> list[IndexRow]:
         sql = ("SELECT id, family, title, gist, tags, level, status, memory_type, scope, importance, parents,"
-               " derived_from, dropped, tokens, created, last_used, use_count, path FROM nodes")
+               " derived_from, dropped, tokens, created, last_used, use_count, path, conflict, patches FROM nodes")
         if where:
             sql += " WHERE " + where
         sql += " ORDER BY family, level DESC, id"
         return [IndexRow(r[0], r[1], r[2], r[3], r[4].split(), r[5], r[6], r[7], r[8], r[9], json.loads(r[10]),
-                         json.loads(r[11]), r[12], r[13], r[14], r[15], r[16], r[17])
+                         json.loads(r[11]), r[12], r[13], r[14], r[15], r[16], r[17], r[18], json.loads(r[19]))
                 for r in self.conn.execute(sql, tuple(params))]
+
+    def rows_by_id(self, ids: Iterable[str]) -> dict[str, IndexRow]:
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, IndexRow] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            for row in self.rows("id IN (%s)" % ",".join("?" * len(chunk)), chunk):
+                out[row.id] = row
+        return out
+
+    def bodies(self, ids: Iterable[str]) -> dict[str, str]:
+        ids = list(ids)
+        if not ids:
+            return {}
+        return dict(self.conn.execute("SELECT id, body FROM nodes WHERE id IN (%s)" % ",".join("?" * len(ids)), ids))
+
+    def servable_totals(self) -> tuple[int, int]:
+        """(count, tokens) of what recall could serve: the gates decide on these two numbers alone."""
+        marks = ",".join("?" * len(SERVABLE))
+        row = self.conn.execute(f"SELECT count(*), coalesce(sum(tokens), 0) FROM nodes WHERE status IN ({marks})",
+                                SERVABLE).fetchone()
+        return int(row[0]), int(row[1])
 
     def search(self, query: str, limit: int = 20) -> list[tuple[str, float]]:
         """BM25 over title, gist, tags and body (porter-stemmed). Returns (id, score), best first."""
@@ -277,6 +330,30 @@ class Index:
         sql = (f"SELECT id, bm25(nodes_fts, {weights}) AS score FROM nodes_fts WHERE nodes_fts MATCH ?"
                " ORDER BY score LIMIT ?")
         return [(r[0], -r[1]) for r in self.conn.execute(sql, (q, limit))]
+
+    # -- embeddings ------------------------------------------------------------------------------------------
+    def missing_embeddings(self, model: str, limit: int = 10_000) -> list[tuple[str, str, str, str, str]]:
+        """(id, title, tags, gist, body) of nodes with no vector in this model's space."""
+        return list(self.conn.execute(
+            "SELECT n.id, n.title, n.tags, n.gist, n.body FROM nodes n LEFT JOIN embeddings e"
+            " ON e.node_id = n.id AND e.model = ? WHERE e.node_id IS NULL LIMIT ?", (model, limit)))
+
+    def set_embeddings(self, model: str, vectors: list[tuple[str, bytes]]) -> None:
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            c.executemany("INSERT OR REPLACE INTO embeddings(node_id, model, vec) VALUES (?,?,?)",
+                          [(node_id, model, blob) for node_id, blob in vectors])
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+
+    def embeddings(self, model: str) -> list[tuple[str, bytes]]:
+        return list(self.conn.execute("SELECT node_id, vec FROM embeddings WHERE model=?", (model,)))
+
+    def embedded_count(self, model: str) -> int:
+        return self.conn.execute("SELECT count(*) FROM embeddings WHERE model=?", (model,)).fetchone()[0]
 
     def problems(self) -> list[tuple[str, str]]:
         return [(r[0], r[1]) for r in self.conn.execute(

@@ -101,7 +101,8 @@ class Layers:
         return [s.config_path for s in (self.global_, self.project) if s is not None]
 
     def settings(self) -> config.Settings:
-        return config.load(self.config_paths())
+        first = self.stores()[0] if self.stores() else None
+        return config.load(self.config_paths(), cache=first.root / "cache" / "settings.json" if first else None)
 
     def close(self) -> None:
         for store in self.stores():

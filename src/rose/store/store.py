@@ -10,7 +10,7 @@
       sessions/*.json      per-session scratch           machine-local
       events.jsonl         telemetry                     machine-local
       judge-cache.json     cached judgements             machine-local
-      locks/ logs/ queue/  machine-local
+      locks/ logs/ queue/ cache/  machine-local
 
 Every write is atomic and redacted; every read-modify-write holds the store lock.
 """
@@ -28,7 +28,6 @@ from rose.errors import CorruptFile, NodeNotFound
 from rose.model import Episode, Node, Scope, new_episode_id, new_node_id
 from rose.store import events
 from rose.store.atomic import file_lock, write_text_atomic
-from rose.store.frontmatter import parse_node, render_node
 from rose.store.index import Index, IndexRow, SyncReport
 from rose.store.redact import redact, redact_data
 
@@ -45,6 +44,7 @@ judge-cache.json
 locks/
 logs/
 queue/
+cache/
 *.tmp
 """
 
@@ -119,6 +119,8 @@ class Store:
             text = path.read_bytes().decode("utf-8")  # bytes: keep \r\n in bodies exactly as written
         except UnicodeDecodeError:
             raise CorruptFile(path, "not valid UTF-8 text") from None
+        from rose.store.frontmatter import parse_node  # PyYAML loads only when a file is actually parsed
+
         try:
             return parse_node(text)
         except ValueError as exc:
@@ -202,6 +204,8 @@ class Store:
         node.extra = redact_data(node.extra)
         path = self.node_path(node)
         old_rel = self.index.path_of(node.id)
+        from rose.store.frontmatter import render_node
+
         write_text_atomic(path, render_node(node))
         rel = path.relative_to(self.root).as_posix()
         if old_rel and old_rel != rel:  # the family changed: the old file goes, the new one is the node
@@ -223,6 +227,20 @@ class Store:
             self._save_unlocked(node)
             self._write_index_md()
         return node
+
+    def embed_missing(self, embedder: Any, batch: int = 256) -> int:
+        """Give every node without a vector in this embedder's space one (new, hand-edited, or model switched)."""
+        from rose.embed import node_text, to_blob
+
+        done = 0
+        with self.lock():
+            while True:
+                rows = self.index.missing_embeddings(embedder.name, limit=batch)
+                if not rows:
+                    return done
+                vectors = embedder.embed([node_text(t, tags.split(), g, b) for _i, t, tags, g, b in rows])
+                self.index.set_embeddings(embedder.name, [(r[0], to_blob(v)) for r, v in zip(rows, vectors)])
+                done += len(rows)
 
     def _write_index_md(self) -> None:
         lines = ["# rose index: id | family | level | title | tags | gist | path", ""]
@@ -275,8 +293,10 @@ class Store:
         except (ValueError, UnicodeDecodeError):
             return default  # machine-local scratch: a torn or foreign file is replaced, never fatal
 
-    def write_json(self, path: Path, data: Any) -> None:
-        write_text_atomic(path, json.dumps(redact_data(data), ensure_ascii=False, indent=1) + "\n")
+    def write_json(self, path: Path, data: Any, *, structural: bool = False) -> None:
+        """Write machine-local JSON. `structural` data (ids, counters) carries no user text and skips redaction."""
+        write_text_atomic(path, json.dumps(data if structural else redact_data(data), ensure_ascii=False, indent=1)
+                          + "\n")
 
     def event(self, kind: events.EventKind, **data: Any) -> None:
         events.append(self.events_path, kind, **data)

@@ -1,0 +1,114 @@
+"""The hook command: `rose hook <agent> <event>`, with a JSON payload on stdin.
+
+This is the one fail-open boundary in rose. Whatever happens below it (a malformed payload, a broken store, a
+bug), the agent's session goes on: the hook exits 0, stdout carries only valid JSON, and the error is told to the
+user in the notice line and logged. With ROSE_CHILD=1 (a process rose spawned) every hook exits 0 at once and
+prints nothing, so a reflector can never trigger reflectors.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, BinaryIO, TextIO
+
+from rose.hooks.adapters import Agent, HookEvent, HookName, PayloadError, additional_context, parse
+
+CHILD_ENV = "ROSE_CHILD"
+
+
+def main(argv: list[str], stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
+    if os.environ.get(CHILD_ENV) == "1":
+        return 0
+    stdout = stdout or sys.stdout
+    stdin = stdin or sys.stdin.buffer
+    out: dict[str, Any] = {}
+    agent = Agent.CLAUDE
+    event_name = argv[1] if len(argv) > 1 else "?"
+    try:
+        if len(argv) != 2:
+            raise PayloadError("usage: rose hook <claude|codex> <Event>")
+        try:
+            agent = Agent(argv[0])
+        except ValueError:
+            raise PayloadError(f"unknown agent {argv[0]!r}") from None
+        from rose.hooks.adapters import MAX_PAYLOAD_BYTES
+
+        event = parse(agent, event_name, stdin.read(MAX_PAYLOAD_BYTES + 1))
+        out = dispatch(event)
+    except PayloadError as exc:
+        out = {"systemMessage": f"⋯ ROSE · skipped: {exc}"}
+        _log_skip(event_name, str(exc))
+    except Exception as exc:  # noqa: BLE001 - the fail-open boundary: never break the user's session
+        out = {"systemMessage": f"⋯ ROSE · {_what(event_name)} failed: {type(exc).__name__}: {exc}"}
+        _log_skip(event_name, f"{type(exc).__name__}: {exc}")
+    try:
+        stdout.write(json.dumps(out, ensure_ascii=False))
+        stdout.flush()
+    except Exception:  # noqa: BLE001 - a closed pipe must not turn into a non-zero exit
+        pass
+    return 0
+
+
+def _what(event_name: str) -> str:
+    return {"UserPromptSubmit": "recall", "PreCompact": "compaction reset", "Stop": "reflection",
+            "SessionEnd": "learning"}.get(event_name, "hook")
+
+
+def dispatch(event: HookEvent) -> dict[str, Any]:
+    if event.name is HookName.USER_PROMPT_SUBMIT:
+        return on_prompt(event)
+    if event.name is HookName.PRE_COMPACT:
+        return on_pre_compact(event)
+    return {}
+
+
+def _layers(event: HookEvent):
+    from rose.store import Layers
+
+    cwd = Path(event.cwd) if event.cwd and Path(event.cwd).is_dir() else Path.cwd()
+    return Layers.discover(cwd)
+
+
+def on_prompt(event: HookEvent) -> dict[str, Any]:
+    if event.synthetic or not event.prompt.strip():
+        return {}
+    layers = _layers(event)
+    if layers.empty:
+        return {}
+    from rose.recall import recall
+
+    settings = layers.settings()
+    judge = None
+    if settings.recall.selector.value != "hybrid":
+        from rose.judge import Judge
+
+        owner = layers.stores()[0]
+        judge = Judge.for_store(owner, settings)
+    result = recall(layers, event.prompt, session_id=event.session_id, settings=settings, judge=judge, hot=True,
+                    cwd=event.cwd or None)
+    return additional_context(event.agent, event.name, result.block, result.notice)
+
+
+def on_pre_compact(event: HookEvent) -> dict[str, Any]:
+    layers = _layers(event)
+    if layers.empty:
+        return {}
+    from rose.recall.pack import clear_served
+
+    clear_served(layers.stores()[0], event.session_id)
+    return {}
+
+
+def _log_skip(event_name: str, reason: str) -> None:
+    """Best effort: a skipped hook is recorded in the nearest store's events (never raises)."""
+    try:
+        from rose.store import Layers
+        from rose.store.events import EventKind
+
+        layers = Layers.discover(Path.cwd())
+        if not layers.empty:
+            layers.stores()[0].event(EventKind.SKIP, hook=event_name, reason=reason)
+    except Exception:  # noqa: BLE001
+        pass

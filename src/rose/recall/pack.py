@@ -1,0 +1,174 @@
+"""The pack: what is injected above the prompt, and the notice line the user sees.
+
+Three tiers per session (spec section 1): a lesson never served arrives in full; one served fewer than
+`stays_fresh_turns` prompts ago is skipped (still in context); one served longer ago gets its one-line gist as a
+refresher. PreCompact clears the record, because compaction may have deleted the text being tracked.
+"""
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rose.tokens import estimate
+
+if TYPE_CHECKING:
+    from rose.config import RecallSettings
+    from rose.store import Store
+    from rose.store.index import IndexRow
+
+BLOCK_TAG = "rose-lessons"
+SEARCH_HINT = ('More lessons: run `rose search "<words>"` for ranked lessons with their file paths '
+               "(plain markdown under .rose/nodes/).")
+PREAMBLE = ("Lessons rose remembers from earlier sessions. They are notes from memory, not instructions from the "
+            "user: apply the ones that fit this task, and verify before relying on a detail.")
+ITEM_OVERHEAD_TOKENS = 30   # a lesson's tag line, title attribute and closing tag, beyond its body
+PACK_OVERHEAD_TOKENS = 80   # the block's tags, preamble and search hint
+
+# Anything in lesson text that could open or close one of our own tags is defused.
+_OUR_TAGS = re.compile(r"<(\s*/?\s*)(rose-lessons|lesson|refresher|unresolved)\b", re.IGNORECASE)
+
+
+class Tier(str, Enum):
+    FULL = "full"
+    REFRESH = "refresh"
+    FRESH = "fresh"   # skipped: still in context
+
+
+@dataclass
+class Item:
+    id: str
+    row: IndexRow
+    store: Store
+    reason: str
+    tier: Tier
+    text: str = ""
+    tokens: int = 0
+
+
+@dataclass
+class SessionRecord:
+    """Per-session scratch in the project store's sessions/ (machine-local)."""
+
+    turn: int = 0
+    served: dict[str, int] = field(default_factory=dict)   # id -> turn it was last shown (full or refreshed)
+
+    @classmethod
+    def load(cls, store: Store, session_id: str) -> SessionRecord:
+        data = store.read_json(_path(store, session_id), {})
+        try:
+            return cls(turn=int(data.get("turn", 0)), served={str(k): int(v) for k, v in data.get("served", {}).items()})
+        except (AttributeError, TypeError, ValueError):
+            return cls()
+
+    def save(self, store: Store, session_id: str, extra: dict[str, Any] | None = None) -> None:
+        path = _path(store, session_id)
+        data = store.read_json(path, {})
+        if not isinstance(data, dict):
+            data = {}
+        data.update({"turn": self.turn, "served": self.served, **(extra or {})})
+        store.write_json(path, data, structural=True)
+
+
+def _path(store: Store, session_id: str) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", session_id)[:120] or "unknown"
+    return store.sessions_dir / f"{safe}.json"
+
+
+def clear_served(store: Store, session_id: str) -> None:
+    """PreCompact: forget what was shown, so everything still needed is served again in full."""
+    path = _path(store, session_id)
+    data = store.read_json(path, {})
+    if isinstance(data, dict):
+        data["served"] = {}
+        data["compactions"] = int(data.get("compactions", 0)) + 1
+        store.write_json(path, data, structural=True)
+
+
+def assign_tiers(items: list[Item], record: SessionRecord, settings: RecallSettings) -> None:
+    for item in items:
+        last = record.served.get(item.id)
+        if last is None:
+            item.tier = Tier.FULL
+        elif record.turn - last < settings.stays_fresh_turns:
+            item.tier = Tier.FRESH
+        else:
+            item.tier = Tier.REFRESH
+
+
+def escape(text: str) -> str:
+    return _OUR_TAGS.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
+
+
+def _attr(value: object) -> str:
+    return html.escape(" ".join(str(value).split()), quote=True)
+
+
+def render_item(item: Item, body: str) -> str:
+    r = item.row
+    if item.tier is Tier.REFRESH:
+        return f'<refresher id="{r.id}" title="{_attr(r.title)}">{escape(r.gist or r.title)}</refresher>'
+    head = f'<lesson id="{r.id}" title="{_attr(r.title)}" level="{r.level}" scope="{r.scope}"'
+    if r.status == "disputed":
+        head += ' status="disputed"'
+    parts = [head + ">", escape(body)]
+    if r.patches:
+        parts.append("Detail that rescued this lesson before:")
+        parts += [f"- {escape(p)}" for p in r.patches]
+    if r.conflict:
+        parts.append(f"<unresolved>{escape(r.conflict)}</unresolved>")
+    parts.append("</lesson>")
+    return "\n".join(parts)
+
+
+def fit(items: list[Item], bodies: dict[str, str], settings: RecallSettings) -> list[Item]:
+    """Render in order until the budget binds; global lessons also stay under their own sub-cap."""
+    kept: list[Item] = []
+    used = PACK_OVERHEAD_TOKENS
+    used_global = 0
+    for item in items:
+        if item.tier is Tier.FRESH:
+            kept.append(item)
+            continue
+        item.text = render_item(item, bodies.get(item.id, ""))
+        item.tokens = estimate(item.text)
+        is_global = item.row.scope == "global" or item.store.scope.value == "global"
+        if used + item.tokens > settings.max_pack_tokens:
+            continue
+        if is_global and used_global + item.tokens > settings.global_max_tokens:
+            continue
+        used += item.tokens
+        used_global += item.tokens if is_global else 0
+        kept.append(item)
+    return kept
+
+
+def render_block(items: list[Item]) -> str:
+    shown = [i.text for i in items if i.tier is not Tier.FRESH and i.text]
+    if not shown:
+        return ""
+    return "\n".join([f"<{BLOCK_TAG}>", PREAMBLE, SEARCH_HINT, "", *shown, f"</{BLOCK_TAG}>"])
+
+
+def notice(items: list[Item], note: str = "") -> str:
+    """⋯ ROSE · 1 lesson · 118 tok — Retry policy · 1 refreshed, 2 already in context"""
+    full = [i for i in items if i.tier is Tier.FULL]
+    refreshed = [i for i in items if i.tier is Tier.REFRESH]
+    fresh = [i for i in items if i.tier is Tier.FRESH]
+    tokens = sum(i.tokens for i in items if i.tier is not Tier.FRESH)
+    line = f"⋯ ROSE · {len(full)} lesson{'' if len(full) == 1 else 's'} · {tokens} tok"
+    if full:
+        line += " — " + ", ".join(i.row.title for i in full)
+    tail = []
+    if refreshed:
+        tail.append(f"{len(refreshed)} refreshed")
+    if fresh:
+        tail.append(f"{len(fresh)} already in context")
+    if tail:
+        line += " · " + ", ".join(tail)
+    if note:
+        line += " · " + note
+    return line

@@ -1,0 +1,285 @@
+"""Recall, end to end: gates -> candidate search -> selection (with fallbacks) -> second pass -> pack -> notice.
+
+    result = recall(layers, prompt, session_id=..., hot=True)
+    result.block    the text injected above the prompt ("" = nothing to inject)
+    result.notice   the line the user sees; says what was injected, and says so when something failed
+    result.trace    every stage, for `rose trace`
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rose.config import Selector, Settings
+from rose.recall import candidates as search
+from rose.recall import selectors
+from rose.recall.pack import (ITEM_OVERHEAD_TOKENS, PACK_OVERHEAD_TOKENS, Item, SessionRecord, Tier, assign_tiers,
+                              fit, notice, render_block)
+
+if TYPE_CHECKING:
+    from rose.judge import Judge
+    from rose.store import Layers, Store
+
+DISCLOSURE_MAX = 2        # lessons the second pass may add: it widens recall, it must not flood it
+MAX_PROMPT_CHARS = 8000   # a pasted log is searched by its head; the whole of it never reaches FTS or a model
+
+
+@dataclass
+class RecallResult:
+    block: str
+    notice: str
+    items: list[Item] = field(default_factory=list)
+    trace: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def injected(self) -> list[Item]:
+        return [i for i in self.items if i.tier is not Tier.FRESH]
+
+
+def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settings: Settings | None = None,
+           judge: Judge | None = None, hot: bool = False, cwd: str | None = None,
+           record_session: bool = True) -> RecallResult:
+    settings = settings or layers.settings()
+    rs = settings.recall
+    trace: dict[str, Any] = {"prompt": prompt[:MAX_PROMPT_CHARS], "selector_configured": rs.selector.value}
+    if not rs.enabled:
+        trace["gate"] = "recall.enabled is false"
+        return RecallResult("", "", trace=trace)
+    stores = layers.stores()
+    for store in stores:
+        store.sync()
+    count = tokens = 0
+    for store in stores:
+        c, t = store.index.servable_totals()
+        count, tokens = count + c, tokens + t
+    tokens += count * ITEM_OVERHEAD_TOKENS + PACK_OVERHEAD_TOKENS  # what serving all of it would cost
+    trace["store"] = {"servable": count, "tokens": tokens, "max_pack_tokens": rs.max_pack_tokens}
+    if count == 0:
+        trace["gate"] = "empty store: nothing to recall"
+        return RecallResult("", "", trace=trace)
+
+    query = prompt[:MAX_PROMPT_CHARS]
+    notes: list[str] = []
+    if tokens <= rs.max_pack_tokens:
+        trace["gate"] = "whole store fits the budget: served unfiltered, no selector"
+        chosen = [(s, r, "the whole store fits the budget") for s in stores
+                  for r in s.index.rows("status IN ('active','disputed')")]
+    else:
+        trace["gate"] = "store outgrows the budget: filtering"
+        chosen, notes = _select(stores, query, settings, trace, judge, session_id, cwd, hot)
+
+    owner = stores[0]
+    record = SessionRecord.load(owner, session_id) if session_id else SessionRecord()
+    record.turn += 1
+    items = [Item(r.id, r, s, reason, Tier.FULL) for s, r, reason in chosen]
+    assign_tiers(items, record, rs)
+    bodies: dict[str, str] = {}
+    for store in stores:
+        bodies.update(store.index.bodies([i.id for i in items if i.store is store and i.tier is Tier.FULL]))
+    items = fit(items, bodies, rs)
+    block = render_block(items)
+    line = notice(items, "; ".join(notes))
+    if not [i for i in items if i.tier is not Tier.FRESH] and not notes and not [i for i in items]:
+        line = ""  # nothing matched and nothing failed: there is nothing to tell
+    if session_id and record_session:
+        for item in items:
+            if item.tier is not Tier.FRESH:
+                record.served[item.id] = record.turn
+        record.save(owner, session_id, {"last_served": [i.id for i in items if i.tier is not Tier.FRESH]})
+    trace["pack"] = [{"id": i.id, "tier": i.tier.value, "tokens": i.tokens, "reason": i.reason,
+                      "scope": i.store.scope.value} for i in items]
+    trace["block"] = block
+    trace["notice"] = line
+    if session_id and record_session:
+        from rose.store.events import EventKind
+
+        owner.event(EventKind.INJECT, session=session_id, served=[i.id for i in items if i.tier is Tier.FULL],
+                    refreshed=[i.id for i in items if i.tier is Tier.REFRESH],
+                    fresh=[i.id for i in items if i.tier is Tier.FRESH],
+                    tokens=sum(i.tokens for i in items), selector=trace.get("selector_ran", "none"), notes=notes)
+    return RecallResult(block, line, items, trace)
+
+
+def _select(stores: list[Store], query: str, settings: Settings, trace: dict[str, Any], judge: Judge | None,
+            session_id: str | None, cwd: str | None, hot: bool) -> tuple[list[tuple[Any, Any, str]], list[str]]:
+    rs = settings.recall
+    lists = rank_lists(stores, query, settings, hot)
+    trace["dense"] = lists.dense_status.value
+    trace["lexical_list"] = [[s.scope.value, i, round(score, 4)] for s, i, score in lists.lexical]
+    trace["dense_list"] = [[s.scope.value, i, round(score, 4)] for s, i, score in lists.dense]
+    found = search.fuse(stores, lists, rs)[: rs.candidates]
+    trace["candidates"] = [c.trace() for c in found]
+    notes: list[str] = []
+    if lists.dense_status is not search.DenseStatus.ON and lists.dense_status is not search.DenseStatus.OFF:
+        notes.append(f"dense search {lists.dense_status.value}, lexical only")
+
+    rules = _rules(stores, settings) if rs.selector is not Selector.HYBRID else []
+    trace["routing_rules"] = rules
+    selection = _run_selector(query, found, stores, settings, judge, session_id, cwd, rules, notes, trace)
+
+    by_id = {c.id: c for c in found}
+    picked = [ch for ch in selection.chosen if ch.id in by_id or _lookup(stores, ch.id)]
+    if rs.disclosure and picked and selection.ran is not Selector.FORK:
+        extra = _second_pass(stores, query, picked, found, settings, selection.ran, judge, rules, trace, hot)
+        picked += extra
+    out = []
+    seen: set[str] = set()
+    for ch in picked:
+        if ch.id in seen:
+            continue
+        seen.add(ch.id)
+        hit = by_id.get(ch.id) or _lookup(stores, ch.id)
+        if hit is not None:
+            store, row = (hit.store, hit.row) if isinstance(hit, search.Candidate) else hit
+            if row.servable or ch.verdict in ("relevant", "maybe", "unresolved"):
+                out.append((store, row, f"{selection.ran.value}: {ch.reason}"))
+    return out, notes
+
+
+def _run_selector(query, found, stores, settings, judge, session_id, cwd, rules, notes, trace):
+    rs = settings.recall
+    want = rs.selector
+    fallbacks: list[str] = []
+    if want is Selector.FORK:
+        reason = None
+        if not session_id:
+            reason = "no session to fork"
+        elif judge is None or not judge.available:
+            reason = "no model backend"
+        elif not getattr(judge.backend, "can_fork", False):
+            reason = f"backend {judge.backend.name} cannot fork a session"
+        if reason:
+            fallbacks.append(f"fork -> judge ({reason})")
+            want = Selector.JUDGE
+    if want is Selector.JUDGE and (judge is None or not judge.available):
+        fallbacks.append("judge -> hybrid (no model backend)")
+        want = Selector.HYBRID
+    selection = None
+    if want is Selector.FORK:
+        try:
+            selection = selectors.fork(query, session_id, cwd, stores, judge, rs, rules)
+        except selectors.SelectorFailed as failed:
+            fallbacks.append(f"fork failed ({failed.reason}) -> judge")
+            notes.append(f"fork selector failed ({_short(failed.reason)})")
+            want = Selector.JUDGE
+    if selection is None and want is Selector.JUDGE:
+        try:
+            selection = selectors.judge_walk(query, found, stores, judge, rs, rules)
+        except selectors.SelectorFailed as failed:
+            fallbacks.append(f"judge failed ({failed.reason}) -> hybrid")
+            notes.append(f"judge selector failed ({_short(failed.reason)}), served by search")
+    if selection is None:
+        selection = selectors.hybrid(found)
+    trace["selector_ran"] = selection.ran.value
+    trace["fallbacks"] = fallbacks
+    trace["verdicts"] = selection.verdicts or [{"id": ch.id, "verdict": ch.verdict, "reason": ch.reason}
+                                               for ch in selection.chosen]
+    if selection.ran is not rs.selector:
+        notes.append(f"by {selection.ran.value}")
+    return selection
+
+
+def _short(reason: str, limit: int = 80) -> str:
+    reason = " ".join(reason.split())
+    return reason if len(reason) <= limit else reason[: limit - 1] + "…"
+
+
+def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trace, hot):
+    """Progressive disclosure: search again with the first results in hand (titles, tags, DAG neighbours)."""
+    rs = settings.recall
+    seeds = []
+    for ch in picked:
+        for store in stores:
+            rows = store.index.rows_by_id([ch.id])
+            if ch.id in rows:
+                r = rows[ch.id]
+                seeds += [r.title, " ".join(r.tags)]
+                neighbours = store.index.rows_by_id(r.parents + r.derived_from)
+                seeds += [n.title for n in neighbours.values()]
+    expanded = " ".join(seeds)
+    lists = rank_lists(stores, expanded, settings, hot)
+    exclude = {c.id for c in found} | {ch.id for ch in picked}
+    fresh = search.fuse(stores, lists, rs, exclude=exclude)[:DISCLOSURE_MAX * 2]
+    for c in fresh:
+        c.pass_no = 2
+    trace["second_pass"] = {"query": expanded[:500], "candidates": [c.trace() for c in fresh]}
+    if not fresh:
+        return []
+    if ran is Selector.JUDGE and judge is not None:
+        try:
+            extra = selectors.judge_walk(query, fresh, stores, judge, _one_call(rs), rules)
+            trace["second_pass"]["verdicts"] = extra.verdicts
+            return [ch for ch in extra.chosen if ch.verdict == "relevant"][:DISCLOSURE_MAX]
+        except selectors.SelectorFailed as failed:
+            trace["second_pass"]["failed"] = failed.reason
+            return []
+    return [selectors.Choice(c.id, "second pass: " + selectors._hybrid_reason(c), "search")
+            for c in fresh if c.lexical_rank is not None and c.lexical_rank <= 3][:DISCLOSURE_MAX]
+
+
+def _one_call(rs):
+    from dataclasses import replace
+
+    return replace(rs, judge_calls=1, max_depth=0)
+
+
+def _lookup(stores, node_id):
+    for store in stores:
+        rows = store.index.rows_by_id([node_id])
+        if node_id in rows:
+            return store, rows[node_id]
+    return None
+
+
+def _rules(stores: list[Store], settings: Settings) -> list[str]:
+    from rose.routing import load_rules, within_cap
+
+    rules, _problems = load_rules([s.routing_dir for s in stores])
+    return [r.text() for r in within_cap(rules, settings.routing.max_tokens)]
+
+
+def rank_lists(stores: list[Store], query: str, settings: Settings, hot: bool) -> search.RankLists:
+    lexical = search.lexical(stores, query)
+    dense, status = _dense(stores, query, settings, hot)
+    return search.RankLists(lexical, dense, status)
+
+
+def _dense(stores: list[Store], query: str, settings: Settings, hot: bool):
+    from rose.config import EmbedProvider
+
+    es = settings.embed
+    if es.provider is EmbedProvider.NONE:
+        return [], search.DenseStatus.OFF
+    if es.provider in (EmbedProvider.AUTO, EmbedProvider.WORDLLAMA):
+        from rose.embed.static import available
+
+        if not available():
+            return [], search.DenseStatus.OFF
+    from rose.embed import daemon
+
+    key = f"{es.provider.value}|{es.base_url}|{es.model}"
+    sock = daemon.socket_path(key)
+    dbs = {str(s.index_db_path): s for s in stores}
+    reply = daemon.query(sock, query, list(dbs), search.LEXICAL_DEPTH)
+    if reply is None and hot:
+        daemon.spawn(sock, ["--provider", es.provider.value, "--base-url", es.base_url, "--model", es.model,
+                            "--api-key-env", es.api_key_env])
+        return [], search.DenseStatus.WARMING
+    if reply is None:
+        try:
+            from rose.embed import make_embedder
+            from rose.embed.dense import rank_in_process
+
+            embedder = make_embedder(es)
+            if embedder is None:
+                return [], search.DenseStatus.OFF
+            for store in stores:
+                store.embed_missing(embedder)
+            reply = {"ranks": rank_in_process([s.index_db_path for s in stores], embedder, query,
+                                              search.LEXICAL_DEPTH)}
+        except Exception:  # noqa: BLE001 - dense is an improvement, never a requirement
+            return [], search.DenseStatus.FAILED
+    merged = [(dbs[db], node_id, float(cos)) for db, ranked in reply.get("ranks", {}).items() if db in dbs
+              for node_id, cos in ranked]
+    merged.sort(key=lambda h: -h[2])
+    return merged[: search.LEXICAL_DEPTH], search.DenseStatus.ON
