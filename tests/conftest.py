@@ -19,6 +19,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("ROSE_HOME", str(home / ".rose"))
     monkeypatch.delenv("ROSE_CHILD", raising=False)
+    monkeypatch.setenv("ROSE_WARM_HELPER", "0")  # tests that want the warm embedding helper start it themselves
     return home
 
 

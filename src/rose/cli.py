@@ -37,25 +37,97 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
+def _judge(layers, settings):
+    from rose.judge import Judge
+
+    return Judge.for_store(layers.stores()[0], settings) if layers.stores() else None
+
+
 def cmd_add(args: argparse.Namespace) -> int:
-    from rose.lessons import add_lesson
+    from rose.learn.teach import teach
     from rose.model import Scope
 
     text = sys.stdin.read() if args.text == "-" else args.text
     tags = [t for chunk in (args.tags or []) for t in chunk.split(",")]
-    try:
-        added = add_lesson(_layers(args), text, title=args.title or "", family=args.family or "", tags=tags,
-                           scope=Scope(args.scope))
-    except ValueError as exc:
-        raise RoseError(str(exc)) from None
-    node = added.node
+    layers = _layers(args)
+    if args.scope != "global" and layers.project is None:
+        from rose.errors import StoreNotFound
+
+        raise StoreNotFound(layers.cwd)  # never file a lesson somewhere the user did not ask for
+    if args.scope == "global":
+        layers.writable(Scope.GLOBAL)  # created on first use
+    settings = layers.settings()
+    result = teach(layers, text, title=args.title or "", family=args.family or "", tags=tags,
+                   scope=Scope(args.scope) if args.scope else None, settings=settings,
+                   judge=_judge(layers, settings))
+    node = result.node
+    path = str(result.store.node_path(node)) if node is not None and result.store is not None else ""
     if args.json:
-        _print_json({"id": node.id, "family": node.family, "title": node.title, "scope": node.scope.value,
-                     "path": str(added.store.node_path(node))})
+        _print_json({"action": result.action.value, "id": node.id if node else None,
+                     "family": node.family if node else None, "title": node.title if node else None,
+                     "scope": node.scope.value if node else None, "matched": result.matched or None, "path": path,
+                     "detail": result.describe()})
     else:
-        print(f"added {node.id} to {node.family} ({node.scope.value}): {node.title}")
-        print(f"  {added.store.node_path(node)}")
+        print(result.describe())
+        if path:
+            print(f"  {path}")
     return 0
+
+
+def cmd_used(args: argparse.Namespace) -> int:
+    from rose.learn.attribute import report_use
+
+    layers = _layers(args)
+    owner = layers.require_any()[0]
+    split = lambda values: [i for chunk in (values or []) for i in chunk.replace(",", " ").split() if i]  # noqa: E731
+    used, unused = split(args.used), split(args.unused)
+    report_use(owner, args.session, used, unused)
+    if args.json:
+        _print_json({"session": args.session, "used": used, "unused": unused})
+    else:
+        print(f"recorded for session {args.session}: {len(used)} used, {len(unused)} unused")
+    return 0
+
+
+def cmd_conflicts(args: argparse.Namespace) -> int:
+    from rose.learn.conflicts import open_conflicts
+
+    items = open_conflicts(_layers(args))
+    if args.json:
+        _print_json([{"id": c.node.id, "title": c.node.title, "question": c.question, "against": c.against,
+                      "scope": c.store.scope.value} for c in items])
+    elif not items:
+        print("no open contradictions")
+    else:
+        for c in items:
+            print(f"{c.node.id}  {c.node.title}\n    against {', '.join(c.against) or '?'}\n    ? {c.question}")
+    return 0
+
+
+def cmd_resolve(args: argparse.Namespace) -> int:
+    from rose.learn.conflicts import resolve
+
+    changed = resolve(_layers(args), args.id, drop=args.drop)
+    if args.json:
+        _print_json({"id": args.id, "dropped": args.drop, "changed": changed})
+    else:
+        print(f"{'dropped' if args.drop else 'kept'} {args.id}; settled: {', '.join(changed)}")
+    return 0
+
+
+def cmd_learn(args: argparse.Namespace) -> int:
+    from rose.learn.learner import run_queue
+
+    results = [(store, r) for store in _layers(args).require_any() for r in run_queue(store)]
+    if args.json:
+        _print_json([{"store": s.scope.value, "job": r.job.name, "done": r.done, "detail": r.detail}
+                     for s, r in results])
+    elif not results:
+        print("nothing queued")
+    else:
+        for store, r in results:
+            print(f"{'done' if r.done else 'left'}  {r.job.name}: {r.detail}")
+    return 0 if all(r.done for _s, r in results) else 1
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -262,7 +334,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title")
     p.add_argument("--family")
     p.add_argument("--tags", action="append", help="comma-separated; may repeat")
-    p.add_argument("--scope", choices=["project", "global"], default="project")
+    p.add_argument("--scope", choices=["project", "global"], default=None,
+                   help="default: decided by the scope judgement (project when no model answers)")
+
+    p = command("used", cmd_used, "report which served lessons a session actually used (wins over the judge)")
+    p.add_argument("--session", required=True)
+    p.add_argument("--used", action="append", help="ids, comma- or space-separated; may repeat")
+    p.add_argument("--unused", action="append")
+
+    command("conflicts", cmd_conflicts, "open contradictions between lessons")
+    p = command("resolve", cmd_resolve, "settle a contradiction: keep ID (default) or --drop it")
+    p.add_argument("id")
+    p.add_argument("--drop", action="store_true", help="ID was wrong: archive it; the other lessons stand")
+
+    command("learn", cmd_learn, "run queued learning work now (normally done detached after each session)")
 
     command("status", cmd_status, "families, counts per level and status, tokens stored, precision")
 

@@ -158,6 +158,7 @@ class Node:
     status: Status = Status.ACTIVE
     origin: Origin = Origin.MANUAL
     conflict: str = ""                                       # an unresolved contradiction, asked at recall
+    disputes: list[str] = field(default_factory=list)       # ids of the lessons it contradicts (both kept)
     derived_from: list[str] = field(default_factory=list)   # points DOWN, toward detail
     parents: list[str] = field(default_factory=list)        # points UP, toward abstraction
     covers_tasks: list[str] = field(default_factory=list)   # episode ids: the regression set
@@ -173,6 +174,7 @@ class Node:
     outcome: Outcome = Outcome.UNKNOWN
     created: str = field(default_factory=now_iso)
     use_count: int = 0
+    unreconciled: bool = False                              # stored without a backend; reconciled later
     extra: dict[str, Any] = field(default_factory=dict)     # unknown frontmatter keys, kept verbatim
 
     @property
@@ -186,10 +188,11 @@ class Node:
             "level": self.level, "status": self.status.value, "origin": self.origin.value,
             "memory_type": self.memory_type.value, "scope": self.scope.value,
             "importance": self.importance, "confidence": self.confidence, "tags": list(self.tags),
-            "conflict": self.conflict, "derived_from": list(self.derived_from), "parents": list(self.parents),
+            "conflict": self.conflict, "disputes": list(self.disputes), "derived_from": list(self.derived_from), "parents": list(self.parents),
             "covers_tasks": list(self.covers_tasks), "dropped": [c.to_dict() for c in self.dropped],
             "preserve": list(self.preserve), "stats": self.stats.to_dict(), "evidence": list(self.evidence),
             "outcome": self.outcome.value, "created": self.created, "use_count": self.use_count,
+            "unreconciled": self.unreconciled,
         }
         for key, value in self.extra.items():
             out.setdefault(key, value)
@@ -206,7 +209,7 @@ class Node:
             id=_as_str(data["id"]), family=_as_str(data["family"]), title=_as_str(data["title"]), body=body,
             gist=_as_str(data.get("gist")), level=int(data.get("level") or 0),
             status=Status(data.get("status") or "active"), origin=Origin(data.get("origin") or "manual"),
-            conflict=_as_str(data.get("conflict")), derived_from=_str_list(data.get("derived_from")),
+            conflict=_as_str(data.get("conflict")), disputes=_str_list(data.get("disputes")), derived_from=_str_list(data.get("derived_from")),
             parents=_str_list(data.get("parents")), covers_tasks=_str_list(data.get("covers_tasks")),
             dropped=[Claim.from_dict(c) for c in (data.get("dropped") or [])],
             preserve=_str_list(data.get("preserve")), stats=Stats.from_dict(data.get("stats")),
@@ -215,7 +218,8 @@ class Node:
             importance=float(data.get("importance", 0.6)), confidence=float(data.get("confidence", 0.5)),
             tags=_str_list(data.get("tags")), evidence=_str_list(data.get("evidence")),
             outcome=Outcome(data.get("outcome") or "unknown"), created=_as_str(data.get("created")) or now_iso(),
-            use_count=int(data.get("use_count") or 0), extra=extra,
+            use_count=int(data.get("use_count") or 0), unreconciled=bool(data.get("unreconciled", False)),
+            extra=extra,
         )
 
 

@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import json
 import os
-import socket
 import socketserver
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -26,53 +22,7 @@ from typing import Any
 
 IDLE_EXIT_S = 20 * 60
 MAX_LIFETIME_S = 12 * 3600
-SPAWN_GRACE_S = 30          # do not start a second helper while the first may still be loading
-CLIENT_TIMEOUT_S = 0.3      # the hook's whole budget for dense search
 MAX_REQUEST_BYTES = 1 << 20
-
-
-def socket_path(embedder_key: str) -> Path:
-    """Short (Unix sockets allow ~100 bytes), per user and per embedder configuration."""
-    digest = hashlib.sha256(f"{Path.home()}|{embedder_key}".encode()).hexdigest()[:12]
-    folder = Path(tempfile.gettempdir()) / f"rose-{os.getuid() if hasattr(os, 'getuid') else 'u'}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    return folder / f"embed-{digest}.sock"
-
-
-def query(sock: Path, text: str, dbs: list[str], k: int, timeout: float = CLIENT_TIMEOUT_S) -> dict[str, Any] | None:
-    """Ask a running helper; None when there is none or it is too slow (the caller goes lexical-only)."""
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
-            client.settimeout(timeout)
-            client.connect(str(sock))
-            client.sendall(json.dumps({"query": text, "dbs": dbs, "k": k}).encode() + b"\n")
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = client.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-        reply = json.loads(data)
-        return reply if isinstance(reply, dict) and "ranks" in reply else None
-    except (OSError, ValueError):
-        return None
-
-
-def spawn(sock: Path, provider_args: list[str]) -> bool:
-    """Start a helper unless one was started moments ago. Returns whether one was started now."""
-    marker = sock.with_suffix(".spawn")
-    try:
-        if time.time() - marker.stat().st_mtime < SPAWN_GRACE_S:
-            return False
-    except FileNotFoundError:
-        pass
-    marker.touch()
-    log = sock.with_suffix(".log")
-    env = {**os.environ, "ROSE_CHILD": "1"}
-    with open(os.devnull, "rb") as devnull, open(log, "ab") as out:
-        subprocess.Popen([sys.executable, "-m", "rose.embed.daemon", "--socket", str(sock), *provider_args],
-                         stdin=devnull, stdout=out, stderr=out, start_new_session=True, env=env, close_fds=True)
-    return True
 
 
 class _Server(socketserver.ThreadingUnixStreamServer):
@@ -83,7 +33,31 @@ class _Server(socketserver.ThreadingUnixStreamServer):
         self.tables: dict[str, Any] = {}
         self.last_request = time.monotonic()
         self.lock = threading.Lock()
+        self.catching_up: set[str] = set()
+        self.versions: dict[str, int] = {}   # index version last caught up per db
         super().__init__(str(path), _Handler)
+
+    def catch_up(self, db: str) -> None:
+        """Embed lessons written without a vector (hand edits, adds while no model was loaded), off the request."""
+        if db in self.catching_up:
+            return
+        self.catching_up.add(db)
+
+        def work() -> None:
+            from rose.model import Scope
+            from rose.store import Store
+
+            try:
+                store = Store(Path(db).parent, Scope.PROJECT)
+                store.sync()
+                store.embed_missing(self.embedder)
+                store.close()
+            except Exception as exc:  # noqa: BLE001 - logged; the next request tries again
+                print(f"catch-up of {db} failed: {exc}", file=sys.stderr, flush=True)
+            finally:
+                self.catching_up.discard(db)
+
+        threading.Thread(target=work, daemon=True).start()
 
 
 class _Handler(socketserver.StreamRequestHandler):
@@ -102,6 +76,9 @@ class _Handler(socketserver.StreamRequestHandler):
                     if table is None and Path(db).exists():
                         table = server.tables[db] = VectorTable(Path(db), server.embedder.name)
                     ranks[db] = table.rank(qvec, int(request.get("k", 50))) if table else []
+                    if table and server.versions.get(db) != table.version():
+                        server.versions[db] = table.version()
+                        server.catch_up(db)
             reply: dict[str, Any] = {"ranks": ranks, "model": server.embedder.name}
         except Exception as exc:  # noqa: BLE001 - a bad request gets an error line, the helper keeps serving
             reply = {"error": f"{type(exc).__name__}: {exc}"}
@@ -113,6 +90,7 @@ def serve(sock: Path, embedder: Any) -> None:
         sock.unlink()
     server = _Server(sock, embedder)
     os.chmod(sock, 0o600)
+    sock.with_suffix(".pid").write_text(str(os.getpid()))
     started = time.monotonic()
 
     def watchdog() -> None:
@@ -130,8 +108,9 @@ def serve(sock: Path, embedder: Any) -> None:
         server.server_close()
         with contextlib.suppress(FileNotFoundError):
             sock.unlink()
-        with contextlib.suppress(FileNotFoundError):
-            sock.with_suffix(".spawn").unlink()
+        for suffix in (".spawn", ".pid"):
+            with contextlib.suppress(FileNotFoundError):
+                sock.with_suffix(suffix).unlink()
 
 
 def main(argv: list[str] | None = None) -> int:

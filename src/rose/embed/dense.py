@@ -23,8 +23,12 @@ class VectorTable:
         self.ids: list[str] = []
         self.matrix = np.zeros((0, 0), dtype=np.float32)
 
+    def version(self) -> int:
+        """Changes whenever another connection commits to the index (SQLite's data_version)."""
+        return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
     def refresh(self) -> None:
-        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        version = self.version()
         if version == self._version and self.ids:
             return
         rows = self._conn.execute("SELECT node_id, vec FROM embeddings WHERE model=?", (self.model,)).fetchall()

@@ -61,6 +61,10 @@ def dispatch(event: HookEvent) -> dict[str, Any]:
         return on_prompt(event)
     if event.name is HookName.PRE_COMPACT:
         return on_pre_compact(event)
+    if event.name is HookName.STOP:
+        return on_stop(event)
+    if event.name is HookName.SESSION_END:
+        return on_session_end(event)
     return {}
 
 
@@ -87,7 +91,7 @@ def on_prompt(event: HookEvent) -> dict[str, Any]:
         owner = layers.stores()[0]
         judge = Judge.for_store(owner, settings)
     result = recall(layers, event.prompt, session_id=event.session_id, settings=settings, judge=judge, hot=True,
-                    cwd=event.cwd or None)
+                    cwd=event.cwd or None, agent=event.agent.value)
     return additional_context(event.agent, event.name, result.block, result.notice)
 
 
@@ -98,6 +102,25 @@ def on_pre_compact(event: HookEvent) -> dict[str, Any]:
     from rose.recall.pack import clear_served
 
     clear_served(layers.stores()[0], event.session_id)
+    return {}
+
+
+def on_stop(event: HookEvent) -> dict[str, Any]:
+    layers = _layers(event)
+    if layers.empty:
+        return {}
+    from rose.learn.reflect import on_stop as schedule
+
+    return schedule(layers, event, layers.settings())
+
+
+def on_session_end(event: HookEvent) -> dict[str, Any]:
+    layers = _layers(event)
+    if layers.empty:
+        return {}
+    from rose.learn.reflect import on_session_end as hand_off
+
+    hand_off(layers, event)
     return {}
 
 

@@ -58,34 +58,60 @@ class SessionRecord:
 
     @classmethod
     def load(cls, store: Store, session_id: str) -> SessionRecord:
-        data = store.read_json(_path(store, session_id), {})
+        data = store.read_json(session_path(store, session_id), {})
         try:
             return cls(turn=int(data.get("turn", 0)), served={str(k): int(v) for k, v in data.get("served", {}).items()})
         except (AttributeError, TypeError, ValueError):
             return cls()
 
     def save(self, store: Store, session_id: str, extra: dict[str, Any] | None = None) -> None:
-        path = _path(store, session_id)
+        with session_lock(store, session_id):
+            self._save(store, session_id, extra)
+
+    def _save(self, store: Store, session_id: str, extra: dict[str, Any] | None) -> None:
+        path = session_path(store, session_id)
         data = store.read_json(path, {})
         if not isinstance(data, dict):
             data = {}
-        data.update({"turn": self.turn, "served": self.served, **(extra or {})})
+        ever = list(data.get("served_ever", [])) if isinstance(data.get("served_ever"), list) else []
+        ever += [i for i in self.served if i not in ever]  # every lesson ever shown: attribution judges these
+        data.update({"turn": self.turn, "served": self.served, "served_ever": ever, **(extra or {})})
         store.write_json(path, data, structural=True)
 
 
-def _path(store: Store, session_id: str) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", session_id)[:120] or "unknown"
-    return store.sessions_dir / f"{safe}.json"
+def _safe(session_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", session_id)[:120] or "unknown"
+
+
+def session_path(store: Store, session_id: str) -> Path:
+    return store.sessions_dir / f"{_safe(session_id)}.json"
+
+
+def session_lock(store: Store, session_id: str):
+    """One session's scratch file is read-modify-written by the hooks and the learner: this lock orders them."""
+    from rose.store.atomic import file_lock
+
+    return file_lock(store.root / "locks" / f"session-{_safe(session_id)}.lock")
+
+
+def update_session(store: Store, session_id: str, change) -> dict[str, Any]:
+    """Read-modify-write one session's scratch data under its lock; returns what was written."""
+    with session_lock(store, session_id):
+        path = session_path(store, session_id)
+        data = store.read_json(path, {})
+        if not isinstance(data, dict):
+            data = {}
+        change(data)
+        store.write_json(path, data, structural=True)
+        return data
 
 
 def clear_served(store: Store, session_id: str) -> None:
     """PreCompact: forget what was shown, so everything still needed is served again in full."""
-    path = _path(store, session_id)
-    data = store.read_json(path, {})
-    if isinstance(data, dict):
+    def reset(data: dict[str, Any]) -> None:
         data["served"] = {}
         data["compactions"] = int(data.get("compactions", 0)) + 1
-        store.write_json(path, data, structural=True)
+    update_session(store, session_id, reset)
 
 
 def assign_tiers(items: list[Item], record: SessionRecord, settings: RecallSettings) -> None:

@@ -37,8 +37,9 @@ class RecallResult:
 
 
 def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settings: Settings | None = None,
-           judge: Judge | None = None, hot: bool = False, cwd: str | None = None,
+           judge: Judge | None = None, hot: bool = False, cwd: str | None = None, agent: str | None = None,
            record_session: bool = True) -> RecallResult:
+    """`agent` is the harness the session belongs to: only a backend of the same agent can fork that session."""
     settings = settings or layers.settings()
     rs = settings.recall
     trace: dict[str, Any] = {"prompt": prompt[:MAX_PROMPT_CHARS], "selector_configured": rs.selector.value}
@@ -66,7 +67,7 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
                   for r in s.index.rows("status IN ('active','disputed')")]
     else:
         trace["gate"] = "store outgrows the budget: filtering"
-        chosen, notes = _select(stores, query, settings, trace, judge, session_id, cwd, hot)
+        chosen, notes = _select(stores, query, settings, trace, judge, session_id, cwd, hot, agent)
 
     owner = stores[0]
     record = SessionRecord.load(owner, session_id) if session_id else SessionRecord()
@@ -93,7 +94,7 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
     if session_id and record_session:
         from rose.store.events import EventKind
 
-        owner.event(EventKind.INJECT, session=session_id, served=[i.id for i in items if i.tier is Tier.FULL],
+        owner.event(EventKind.INJECT, structural=not notes, session=session_id, served=[i.id for i in items if i.tier is Tier.FULL],
                     refreshed=[i.id for i in items if i.tier is Tier.REFRESH],
                     fresh=[i.id for i in items if i.tier is Tier.FRESH],
                     tokens=sum(i.tokens for i in items), selector=trace.get("selector_ran", "none"), notes=notes)
@@ -101,7 +102,8 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
 
 
 def _select(stores: list[Store], query: str, settings: Settings, trace: dict[str, Any], judge: Judge | None,
-            session_id: str | None, cwd: str | None, hot: bool) -> tuple[list[tuple[Any, Any, str]], list[str]]:
+            session_id: str | None, cwd: str | None, hot: bool,
+            agent: str | None) -> tuple[list[tuple[Any, Any, str]], list[str]]:
     rs = settings.recall
     lists = rank_lists(stores, query, settings, hot)
     trace["dense"] = lists.dense_status.value
@@ -115,7 +117,7 @@ def _select(stores: list[Store], query: str, settings: Settings, trace: dict[str
 
     rules = _rules(stores, settings) if rs.selector is not Selector.HYBRID else []
     trace["routing_rules"] = rules
-    selection = _run_selector(query, found, stores, settings, judge, session_id, cwd, rules, notes, trace)
+    selection = _run_selector(query, found, stores, settings, judge, session_id, cwd, rules, notes, trace, agent)
 
     by_id = {c.id: c for c in found}
     picked = [ch for ch in selection.chosen if ch.id in by_id or _lookup(stores, ch.id)]
@@ -136,7 +138,7 @@ def _select(stores: list[Store], query: str, settings: Settings, trace: dict[str
     return out, notes
 
 
-def _run_selector(query, found, stores, settings, judge, session_id, cwd, rules, notes, trace):
+def _run_selector(query, found, stores, settings, judge, session_id, cwd, rules, notes, trace, agent=None):
     rs = settings.recall
     want = rs.selector
     fallbacks: list[str] = []
@@ -146,8 +148,10 @@ def _run_selector(query, found, stores, settings, judge, session_id, cwd, rules,
             reason = "no session to fork"
         elif judge is None or not judge.available:
             reason = "no model backend"
-        elif not getattr(judge.backend, "can_fork", False):
+        elif not judge.backend.can_fork:
             reason = f"backend {judge.backend.name} cannot fork a session"
+        elif agent and judge.backend.name not in (agent, "scripted"):
+            reason = f"a {agent} session cannot be forked by the {judge.backend.name} backend"
         if reason:
             fallbacks.append(f"fork -> judge ({reason})")
             want = Selector.JUDGE
@@ -255,15 +259,16 @@ def _dense(stores: list[Store], query: str, settings: Settings, hot: bool):
 
         if not available():
             return [], search.DenseStatus.OFF
-    from rose.embed import daemon
+    from rose.embed import client as daemon
 
     key = f"{es.provider.value}|{es.base_url}|{es.model}"
     sock = daemon.socket_path(key)
     dbs = {str(s.index_db_path): s for s in stores}
     reply = daemon.query(sock, query, list(dbs), search.LEXICAL_DEPTH)
     if reply is None and hot:
-        daemon.spawn(sock, ["--provider", es.provider.value, "--base-url", es.base_url, "--model", es.model,
-                            "--api-key-env", es.api_key_env])
+        if not daemon.spawn(sock, ["--provider", es.provider.value, "--base-url", es.base_url, "--model", es.model,
+                                   "--api-key-env", es.api_key_env]) and not daemon.helpers_allowed():
+            return [], search.DenseStatus.OFF
         return [], search.DenseStatus.WARMING
     if reply is None:
         try:

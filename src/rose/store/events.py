@@ -15,7 +15,6 @@ from typing import Any
 
 from rose.model import now_iso
 from rose.store.atomic import file_lock
-from rose.store.redact import redact_data
 
 MAX_BYTES = 16 * 1024 * 1024  # ~50k events; one rotated generation is kept beside it
 
@@ -43,8 +42,14 @@ class Event:
         return {"ts": self.ts, "kind": self.kind.value, **self.data}
 
 
-def append(path: Path, kind: EventKind, **data: Any) -> None:
-    line = json.dumps(Event(kind, redact_data(data)).to_dict(), ensure_ascii=False, default=str) + "\n"
+def append(path: Path, kind: EventKind, *, structural: bool = False, **data: Any) -> None:
+    """Append one event. `structural` events (ids, counts, enum values only) skip the redactor's import cost on
+    the per-prompt path; anything carrying free text is redacted."""
+    if not structural:
+        from rose.store.redact import redact_data
+
+        data = redact_data(data)
+    line = json.dumps(Event(kind, data).to_dict(), ensure_ascii=False, default=str) + "\n"
     lock = path.parent / "locks" / "events.lock"
     with file_lock(lock):
         try:

@@ -29,7 +29,6 @@ from rose.model import Episode, Node, Scope, new_episode_id, new_node_id
 from rose.store import events
 from rose.store.atomic import file_lock, write_text_atomic
 from rose.store.index import Index, IndexRow, SyncReport
-from rose.store.redact import redact, redact_data
 
 GITIGNORE = """\
 # Written by rose. Lessons (nodes/), episodes/, routing/ and config.yaml are worth committing;
@@ -194,6 +193,8 @@ class Store:
             self._write_index_md()
 
     def _save_unlocked(self, node: Node) -> Node:
+        from rose.store.redact import redact, redact_data
+
         node.title = redact(node.title)
         node.gist = redact(node.gist)
         node.body = redact(node.body)
@@ -258,6 +259,8 @@ class Store:
                 return episode_id
 
     def save_episode(self, episode: Episode) -> None:
+        from rose.store.redact import redact_data
+
         data = redact_data(episode.to_dict())
         write_text_atomic(self.episodes_dir / f"{episode.id}.json",
                           json.dumps(data, ensure_ascii=False, indent=2) + "\n")
@@ -295,8 +298,12 @@ class Store:
 
     def write_json(self, path: Path, data: Any, *, structural: bool = False) -> None:
         """Write machine-local JSON. `structural` data (ids, counters) carries no user text and skips redaction."""
-        write_text_atomic(path, json.dumps(data if structural else redact_data(data), ensure_ascii=False, indent=1)
+        if not structural:
+            from rose.store.redact import redact_data
+
+            data = redact_data(data)
+        write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=1)
                           + "\n")
 
-    def event(self, kind: events.EventKind, **data: Any) -> None:
-        events.append(self.events_path, kind, **data)
+    def event(self, kind: events.EventKind, *, structural: bool = False, **data: Any) -> None:
+        events.append(self.events_path, kind, structural=structural, **data)

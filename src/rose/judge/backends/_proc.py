@@ -1,0 +1,80 @@
+"""Run an agent CLI as a judge: own process group, prompt on stdin, hard deadline, no orphans.
+
+The child starts in a new session (`start_new_session=True`), so it and everything it spawns (codex's node launcher
+spawns the native binary; claude may spawn helpers) share one process group. On timeout the whole group is killed
+(SIGKILL), and after a normal exit any member still alive is killed too, so a judge call never leaves a process
+behind. The prompt goes on stdin, then stdin is closed: no ARG_MAX limit, nothing of the prompt in `ps`, and a CLI
+that reads stdin gets EOF instead of waiting on a terminal.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from rose.judge.errors import FailureKind, JudgeFailure
+
+CHILD_ENV = {"ROSE_CHILD": "1"}  # rose's own hooks do nothing inside a judge call (no reflector of a reflector)
+TAIL_CHARS = 400                 # how much of stderr a failure message quotes
+
+
+@dataclass
+class Finished:
+    returncode: int
+    stdout: str
+    stderr: str
+    ms: int
+
+
+def child_env(base: Mapping[str, str] | None) -> dict[str, str]:
+    env = dict(os.environ if base is None else base)
+    env.update(CHILD_ENV)
+    return env
+
+
+def run(argv: Sequence[str], *, stdin: str, env: Mapping[str, str], cwd: str, timeout_s: float) -> Finished:
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=dict(env), cwd=cwd, start_new_session=True)
+    except FileNotFoundError:
+        raise JudgeFailure(FailureKind.MISSING_BINARY, f"{argv[0]!r} not found (is it installed and on PATH?)") from None
+    except PermissionError:
+        raise JudgeFailure(FailureKind.MISSING_BINARY, f"{argv[0]!r} is not executable") from None
+    try:
+        out, err = proc.communicate(stdin.encode("utf-8"), timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        kill_group(proc.pid)
+        out, err = _drain(proc)
+        raise JudgeFailure(FailureKind.TIMEOUT, f"no answer within {timeout_s:g}s; process group killed") from None
+    except BaseException:
+        kill_group(proc.pid)
+        _drain(proc)
+        raise
+    finally:
+        kill_group(proc.pid)  # whatever the CLI left running in its group
+    return Finished(proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
+                    int((time.monotonic() - start) * 1000))
+
+
+def kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _drain(proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
+    try:
+        return proc.communicate(timeout=5)
+    except subprocess.TimeoutExpired:  # pragma: no cover - a grandchild outside the group holds the pipes
+        proc.kill()
+        return b"", b""
+
+
+def tail(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= TAIL_CHARS else "…" + text[-TAIL_CHARS:]
