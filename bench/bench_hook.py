@@ -133,7 +133,7 @@ def stop_helpers(tmp: Path) -> None:
     """The warm helpers this run started exit on their own when idle; do not leave them waiting for that."""
     import signal
 
-    for pid_file in tmp.rglob("embed-*.pid"):
+    for pid_file in tmp.rglob("warm-*.pid"):
         try:
             os.kill(int(pid_file.read_text()), signal.SIGTERM)
         except (OSError, ValueError):

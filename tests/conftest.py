@@ -23,6 +23,19 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+@pytest.fixture(scope="session", autouse=True)
+def stop_warm_helpers(tmp_path_factory: pytest.TempPathFactory):
+    """Hooks run by the real CLIs may start warm helpers under the tests' temp folders: end them with the run."""
+    yield
+    import signal
+
+    for pid_file in tmp_path_factory.getbasetemp().rglob("warm-*.pid"):
+        try:
+            os.kill(int(pid_file.read_text()), signal.SIGTERM)
+        except (OSError, ValueError):
+            pass
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     folder = tmp_path / "project"

@@ -170,17 +170,28 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_index(args: argparse.Namespace) -> int:
     from rose import render
 
+    from rose.embed import EmbedUnavailable, catch_up
+
     layers = _layers(args)
+    stores = layers.require_any()
     results = []
-    for store in layers.require_any():
+    for store in stores:
         report = store.rebuild_index() if args.rebuild else store.sync()
         results.append((store, report, store.index.count()))
+    try:
+        vectors = catch_up(stores, layers.settings().embed)
+    except EmbedUnavailable as exc:
+        raise RoseError(str(exc)) from None
     if args.json:
         _print_json([{"scope": s.scope.value, "root": str(s.root), "indexed": n, "added": r.added,
                       "updated": r.updated, "removed": r.removed,
-                      "problems": [{"path": p, "reason": why} for p, why in r.problems]} for s, r, n in results])
+                      "embedded": vectors[1][i][1] if vectors else 0, "embed_model": vectors[0] if vectors else None,
+                      "problems": [{"path": p, "reason": why} for p, why in r.problems]}
+                     for i, (s, r, n) in enumerate(results)])
     else:
         print(render.index_report(results))
+        print(f"dense: {vectors[0]}, " + ", ".join(f"{total} vectors (+{new})" for new, total in vectors[1])
+              if vectors else "dense: no embedding model (lexical search only)")
     return 1 if any(r.problems for _s, r, _n in results) and args.strict else 0
 
 

@@ -54,3 +54,16 @@ def from_blob(blob: bytes) -> array.array:
     vec = array.array("f")
     vec.frombytes(blob)
     return vec
+
+
+def catch_up(stores, settings: EmbedSettings) -> tuple[str, list[tuple[int, int]]] | None:
+    """Embed whatever lacks a vector in every store; (model name, [(embedded now, vectors in total)] per store),
+    or None when no embedding model is configured or installed (recall is then lexical only)."""
+    embedder = make_embedder(settings)
+    if embedder is None:
+        return None
+    counts = []
+    for store in stores:
+        done = store.embed_missing(embedder)
+        counts.append((done, store.index.embedded_count(embedder.name)))
+    return embedder.name, counts

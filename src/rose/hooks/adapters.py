@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-MAX_PAYLOAD_BYTES = 8 * 1024 * 1024   # a prompt with a pasted log is big; a runaway stream is not read whole
+from rose.hooks import MAX_PAYLOAD_BYTES
 SYNTHETIC_PREFIXES = ("<task-notification>",)  # background-agent notifications arrive as fake user prompts
 
 

@@ -7,22 +7,50 @@ prints nothing, so a reflector can never trigger reflectors.
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, BinaryIO, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
-from rose.hooks.adapters import Agent, HookEvent, HookName, PayloadError, additional_context, parse
+from rose.hooks import MAX_PAYLOAD_BYTES
+
+if TYPE_CHECKING:
+    from rose.hooks.adapters import HookEvent
 
 CHILD_ENV = "ROSE_CHILD"
 
 
+WARM_EVENTS = ("UserPromptSubmit", "PreCompact")  # the latency-critical ones go to the warm helper when there is one
+
+
 def main(argv: list[str], stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
+    """The command agents run. Hands the latency-critical events to the warm helper, else works in-process."""
     if os.environ.get(CHILD_ENV) == "1":
         return 0
     stdout = stdout or sys.stdout
     stdin = stdin or sys.stdin.buffer
+    try:
+        payload = stdin.read(MAX_PAYLOAD_BYTES + 1)
+    except Exception:  # noqa: BLE001 - an unreadable stdin is a payload problem, reported by run()
+        payload = b""
+    if len(argv) == 2 and argv[1] in WARM_EVENTS and len(payload) <= MAX_PAYLOAD_BYTES:
+        from rose.warm import client
+
+        if client.helpers_allowed():
+            answered = client.run_hook(argv, payload)
+            if answered is not None:
+                _write(stdout, answered)
+                return 0
+    run(argv, io.BytesIO(payload), stdout)
+    return 0
+
+
+def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, cwd: Path | None = None) -> None:
+    """Parse, dispatch, and always write one valid JSON object: the fail-open boundary itself."""
+    from rose.hooks.adapters import Agent, PayloadError, parse
+
     out: dict[str, Any] = {}
     agent = Agent.CLAUDE
     event_name = argv[1] if len(argv) > 1 else "?"
@@ -33,9 +61,9 @@ def main(argv: list[str], stdin: BinaryIO | None = None, stdout: TextIO | None =
             agent = Agent(argv[0])
         except ValueError:
             raise PayloadError(f"unknown agent {argv[0]!r}") from None
-        from rose.hooks.adapters import MAX_PAYLOAD_BYTES
-
         event = parse(agent, event_name, stdin.read(MAX_PAYLOAD_BYTES + 1))
+        if not event.cwd or not Path(event.cwd).is_dir():
+            event.cwd = str(cwd or Path.cwd())
         out = dispatch(event)
     except PayloadError as exc:
         out = {"systemMessage": f"⋯ ROSE · skipped: {exc}"}
@@ -43,12 +71,15 @@ def main(argv: list[str], stdin: BinaryIO | None = None, stdout: TextIO | None =
     except Exception as exc:  # noqa: BLE001 - the fail-open boundary: never break the user's session
         out = {"systemMessage": f"⋯ ROSE · {_what(event_name)} failed: {type(exc).__name__}: {exc}"}
         _log_skip(event_name, f"{type(exc).__name__}: {exc}")
+    _write(stdout, json.dumps(out, ensure_ascii=False))
+
+
+def _write(stdout: TextIO, text: str) -> None:
     try:
-        stdout.write(json.dumps(out, ensure_ascii=False))
+        stdout.write(text)
         stdout.flush()
     except Exception:  # noqa: BLE001 - a closed pipe must not turn into a non-zero exit
         pass
-    return 0
 
 
 def _what(event_name: str) -> str:
@@ -57,6 +88,8 @@ def _what(event_name: str) -> str:
 
 
 def dispatch(event: HookEvent) -> dict[str, Any]:
+    from rose.hooks.adapters import HookName
+
     if event.name is HookName.USER_PROMPT_SUBMIT:
         return on_prompt(event)
     if event.name is HookName.PRE_COMPACT:
@@ -71,8 +104,7 @@ def dispatch(event: HookEvent) -> dict[str, Any]:
 def _layers(event: HookEvent):
     from rose.store import Layers
 
-    cwd = Path(event.cwd) if event.cwd and Path(event.cwd).is_dir() else Path.cwd()
-    return Layers.discover(cwd)
+    return Layers.discover(Path(event.cwd))
 
 
 def on_prompt(event: HookEvent) -> dict[str, Any]:
@@ -90,8 +122,13 @@ def on_prompt(event: HookEvent) -> dict[str, Any]:
 
         owner = layers.stores()[0]
         judge = Judge.for_store(owner, settings)
-    result = recall(layers, event.prompt, session_id=event.session_id, settings=settings, judge=judge, hot=True,
-                    cwd=event.cwd or None, agent=event.agent.value)
+    try:
+        result = recall(layers, event.prompt, session_id=event.session_id, settings=settings, judge=judge, hot=True,
+                        cwd=event.cwd or None, agent=event.agent.value)
+    finally:
+        layers.close()  # the warm helper serves many prompts: never leak a connection per prompt
+    from rose.hooks.adapters import additional_context
+
     return additional_context(event.agent, event.name, result.block, result.notice)
 
 

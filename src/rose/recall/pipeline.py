@@ -48,7 +48,7 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
         return RecallResult("", "", trace=trace)
     stores = layers.stores()
     for store in stores:
-        store.sync()
+        store.sync(quick=hot)
     count = tokens = 0
     for store in stores:
         c, t = store.index.servable_totals()
@@ -249,6 +249,8 @@ def rank_lists(stores: list[Store], query: str, settings: Settings, hot: bool) -
 
 
 def _dense(stores: list[Store], query: str, settings: Settings, hot: bool):
+    """Dense ranks from the warm helper; without one, the hook goes lexical-only (and a helper is started for the
+    next prompt) while commands load the model in-process."""
     from rose.config import EmbedProvider
 
     es = settings.embed
@@ -259,15 +261,14 @@ def _dense(stores: list[Store], query: str, settings: Settings, hot: bool):
 
         if not available():
             return [], search.DenseStatus.OFF
-    from rose.embed import client as daemon
+    from rose.warm import client
 
-    key = f"{es.provider.value}|{es.base_url}|{es.model}"
-    sock = daemon.socket_path(key)
     dbs = {str(s.index_db_path): s for s in stores}
-    reply = daemon.query(sock, query, list(dbs), search.LEXICAL_DEPTH)
+    embed = {"provider": es.provider.value, "base_url": es.base_url, "model": es.model, "api_key_env": es.api_key_env}
+    reply = client.dense(embed, query, list(dbs), search.LEXICAL_DEPTH)
     if reply is None and hot:
-        if not daemon.spawn(sock, ["--provider", es.provider.value, "--base-url", es.base_url, "--model", es.model,
-                                   "--api-key-env", es.api_key_env]) and not daemon.helpers_allowed():
+        started = client.spawn(client.socket_path())
+        if not started and not client.helpers_allowed():
             return [], search.DenseStatus.OFF
         return [], search.DenseStatus.WARMING
     if reply is None:

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import sqlite3
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,8 +65,15 @@ MIGRATIONS: list[tuple[str, str]] = [
             vec BLOB NOT NULL              -- float32, L2-normalised
         );
     """),
+    ("0003_meta", """
+        CREATE TABLE meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+    """),
 ]
 
+FULL_SCAN_EVERY_S = 120  # on the per-prompt path, a per-file scan at least this often (see Index.sync)
 BM25_WEIGHTS = (0.0, 4.0, 2.5, 2.0, 1.0)  # id, title, gist, tags, body: short routing fields count most
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -220,14 +228,26 @@ class Index:
                           (node.id, node.title, node.gist, tags, node.body))
 
     # -- catching up with the files -------------------------------------------------------------------------
-    def sync(self, nodes_dir: Path, parse: Callable[[Path], Node]) -> SyncReport:
-        """Bring the index in line with the files under nodes_dir. Cheap when nothing changed: one stat a file."""
+    def sync(self, nodes_dir: Path, parse: Callable[[Path], Node], quick: bool = False) -> SyncReport:
+        """Bring the index in line with the files under nodes_dir. Cheap when nothing changed: one stat a file.
+
+        `quick` (the per-prompt path) first compares the folders' mtimes, which any add, delete or atomic save
+        changes, and skips the per-file scan when they match and a full scan ran within FULL_SCAN_EVERY_S. An
+        in-place edit is then seen within that interval, or at once by any command or learner run.
+        """
+        dirs = _dir_stamps(nodes_dir)
+        if quick:
+            meta = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN ('dirs', 'full_scan')"))
+            if meta.get("dirs") == dirs and time.time() - float(meta.get("full_scan", 0)) < FULL_SCAN_EVERY_S:
+                report = SyncReport()
+                report.problems = self.problems()
+                return report
         report = SyncReport()
         known = {row[0]: (row[1], row[2], row[3]) for row in
                  self.conn.execute("SELECT path, mtime_ns, size, problem FROM files")}
         seen: set[str] = set()
-        for path, st in _scan(nodes_dir):
-            rel = path.relative_to(self.root).as_posix()
+        for rel, st in _scan(nodes_dir):
+            path = self.root / rel
             seen.add(rel)
             prior = known.get(rel)
             if prior is not None and prior[0] == st.st_mtime_ns and prior[1] == st.st_size:
@@ -248,6 +268,8 @@ class Index:
         for rel in set(known) - seen:
             self.remove_path(rel)
             report.removed += 1
+        self.conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                              [("dirs", _dir_stamps(nodes_dir)), ("full_scan", str(time.time()))])
         return report
 
     def _upsert_from_sync(self, node: Node, rel: str, st: os.stat_result) -> None:
@@ -338,13 +360,17 @@ class Index:
             "SELECT n.id, n.title, n.tags, n.gist, n.body FROM nodes n LEFT JOIN embeddings e"
             " ON e.node_id = n.id AND e.model = ? WHERE e.node_id IS NULL LIMIT ?", (model, limit)))
 
-    def set_embeddings(self, model: str, vectors: list[tuple[str, bytes]]) -> None:
+    def set_embeddings(self, model: str, vectors: list[tuple[str, bytes, str, str]]) -> int:
+        """Store (id, vector, title, body) rows whose node still has that title and body; returns how many."""
         c = self.conn
         c.execute("BEGIN IMMEDIATE")
         try:
-            c.executemany("INSERT OR REPLACE INTO embeddings(node_id, model, vec) VALUES (?,?,?)",
-                          [(node_id, model, blob) for node_id, blob in vectors])
+            before = c.total_changes
+            c.executemany("INSERT OR REPLACE INTO embeddings(node_id, model, vec) SELECT ?, ?, ? WHERE EXISTS"
+                          " (SELECT 1 FROM nodes WHERE id = ? AND title = ? AND body = ?)",
+                          [(node_id, model, blob, node_id, title, body) for node_id, blob, title, body in vectors])
             c.execute("COMMIT")
+            return c.total_changes - before
         except BaseException:
             c.execute("ROLLBACK")
             raise
@@ -363,17 +389,33 @@ class Index:
         return self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
 
 
-def _scan(nodes_dir: Path) -> Iterable[tuple[Path, os.stat_result]]:
+def _scan(nodes_dir: Path) -> Iterable[tuple[str, os.stat_result]]:
+    """(path relative to the store root, stat) of every node file; plain strings, since this runs per prompt."""
     if not nodes_dir.is_dir():
         return
+    top = nodes_dir.name
     with os.scandir(nodes_dir) as families:
         for fam in families:
             if not fam.is_dir(follow_symlinks=False) or fam.name.startswith("."):
                 continue
+            prefix = f"{top}/{fam.name}/"
             with os.scandir(fam.path) as entries:
                 for entry in entries:
                     if entry.name.endswith(".md") and not entry.name.startswith(".") and entry.is_file():
-                        yield Path(entry.path), entry.stat()
+                        yield prefix + entry.name, entry.stat()
+
+
+def _dir_stamps(nodes_dir: Path) -> str:
+    """The mtimes of nodes/ and each family folder: any file added, removed or renamed in place changes one."""
+    try:
+        stamps = [f"{nodes_dir.name}:{os.stat(nodes_dir).st_mtime_ns}"]
+        with os.scandir(nodes_dir) as families:
+            for fam in families:
+                if fam.is_dir(follow_symlinks=False):
+                    stamps.append(f"{fam.name}:{fam.stat().st_mtime_ns}")
+    except FileNotFoundError:
+        return ""
+    return "|".join(sorted(stamps))
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:

@@ -131,9 +131,10 @@ class Store:
         except CorruptFile as exc:
             raise ValueError(exc.reason) from None
 
-    def sync(self) -> SyncReport:
-        """Catch the index up with hand-edited, added or deleted files; regenerate index.md if anything moved."""
-        report = self.index.sync(self.nodes_dir, self._parse_for_index)
+    def sync(self, quick: bool = False) -> SyncReport:
+        """Catch the index up with hand-edited, added or deleted files; regenerate index.md if anything moved.
+        `quick` is for the per-prompt path (see Index.sync)."""
+        report = self.index.sync(self.nodes_dir, self._parse_for_index, quick=quick)
         if report.changed or not self.index_md_path.exists():
             with self.lock():
                 self._write_index_md()
@@ -230,18 +231,25 @@ class Store:
         return node
 
     def embed_missing(self, embedder: Any, batch: int = 256) -> int:
-        """Give every node without a vector in this embedder's space one (new, hand-edited, or model switched)."""
+        """Give every node without a vector in this embedder's space one (new, hand-edited, or model switched).
+
+        The model runs outside the store lock; a vector is only stored if its node's text is still the text that
+        was embedded, so a concurrent edit never ends up with a stale vector.
+        """
         from rose.embed import node_text, to_blob
 
         done = 0
-        with self.lock():
-            while True:
-                rows = self.index.missing_embeddings(embedder.name, limit=batch)
-                if not rows:
-                    return done
-                vectors = embedder.embed([node_text(t, tags.split(), g, b) for _i, t, tags, g, b in rows])
-                self.index.set_embeddings(embedder.name, [(r[0], to_blob(v)) for r, v in zip(rows, vectors)])
-                done += len(rows)
+        while True:
+            rows = self.index.missing_embeddings(embedder.name, limit=batch)
+            if not rows:
+                return done
+            vectors = embedder.embed([node_text(t, tags.split(), g, b) for _i, t, tags, g, b in rows])
+            with self.lock():
+                stored = self.index.set_embeddings(embedder.name, [
+                    (r[0], to_blob(v), r[1], r[4]) for r, v in zip(rows, vectors)])
+            if stored == 0:
+                return done  # everything changed under us: the next catch-up takes it from here
+            done += stored
 
     def _write_index_md(self) -> None:
         lines = ["# rose index: id | family | level | title | tags | gist | path", ""]

@@ -1,0 +1,94 @@
+"""Stage 3, attribution: which served lessons actually bore on the work, and an episode of what happened.
+
+Serving is a retrieval decision; using is an outcome. Only lessons attributed as used earn credit: served but unused
+is scored neither success nor failure. Two sources, best first: the in-session reflector's own report
+(`rose used`), then the digest judge (`assess`), whose prompt is strict and defaults to not used.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rose.model import Episode, EpisodeOutcome, Node, now_iso
+from rose.recall.pack import session_path, update_session
+from rose.store import Layers, Store
+from rose.store.events import EventKind
+
+if TYPE_CHECKING:
+    from rose.judge import Judge
+
+
+@dataclass
+class Attribution:
+    outcome: EpisodeOutcome
+    summary: str
+    used: list[str]
+    unused: list[str]
+    source: str   # "reported" (rose used) or "assess"
+
+
+def served_in_session(owner: Store, session_id: str) -> list[str]:
+    data = owner.read_json(session_path(owner, session_id), {})
+    return list(data.get("served_ever", [])) if isinstance(data, dict) else []
+
+
+def report_use(owner: Store, session_id: str, used: list[str], unused: list[str]) -> None:
+    """`rose used`: the in-session reflector's report. It wins over the digest judge."""
+    def put(data: dict[str, Any]) -> None:
+        data["reported"] = {"used": sorted(set(used)), "unused": sorted(set(unused) - set(used)), "ts": now_iso()}
+    update_session(owner, session_id, put)
+
+
+def attribute(layers: Layers, owner: Store, session_id: str, prompt: str, digest: str, summary_hint: str,
+              judge: Judge) -> Attribution:
+    """Raises JudgeFailure when the judge does not answer: the session then stays queued, nothing is guessed."""
+    from rose.judge import Stage, calls
+
+    served = served_in_session(owner, session_id)
+    data: dict[str, Any] = owner.read_json(session_path(owner, session_id), {})
+    lessons = []
+    for node_id in served:
+        try:
+            _store, node = layers.locate(node_id)
+        except Exception:  # noqa: BLE001 - a lesson deleted since it was served is simply not judged
+            continue
+        lessons.append(calls.Lesson(node.id, node.title, node.body))
+    answer = judge.ask(calls.ASSESS, calls.AssessRequest(prompt=prompt, digest=digest, served=lessons),
+                       stage=Stage.ATTRIBUTION)
+    outcome = EpisodeOutcome(answer.outcome.value)
+    reported = data.get("reported") if isinstance(data, dict) else None
+    if isinstance(reported, dict):
+        used = [i for i in reported.get("used", []) if i in served]
+        return Attribution(outcome, answer.accepted_summary or summary_hint, used,
+                           [i for i in served if i not in used], "reported")
+    used = [u.id for u in answer.lessons if u.used and u.id in served]
+    return Attribution(outcome, answer.accepted_summary or summary_hint, used, [i for i in served if i not in used],
+                       "assess")
+
+
+def record_episode(layers: Layers, owner: Store, session_id: str, prompt: str, result: Attribution) -> Episode:
+    """Write the episode and credit each used lesson; unused lessons are left exactly as they were."""
+    episode = Episode(id=owner.new_episode_id(), session=session_id, prompt=prompt, outcome=result.outcome,
+                      served=result.used + result.unused, used=result.used, accepted_summary=result.summary)
+    owner.save_episode(episode)
+    now = now_iso()
+    for node_id in result.used:
+        try:
+            store, _node = layers.locate(node_id)
+        except Exception:  # noqa: BLE001
+            continue
+
+        def credit(n: Node) -> None:
+            n.stats.attempts += 1
+            if result.outcome is EpisodeOutcome.SUCCESS:
+                n.stats.successes += 1
+            elif result.outcome is EpisodeOutcome.FAILURE:
+                n.stats.failures += 1
+            n.stats.last_used = now
+            n.use_count += 1
+            if episode.id not in n.covers_tasks:
+                n.covers_tasks.append(episode.id)
+        store.update(node_id, credit)
+    owner.event(EventKind.EPISODE, id=episode.id, session=session_id, outcome=result.outcome.value,
+                served=episode.served, used=episode.used, source=result.source)
+    return episode

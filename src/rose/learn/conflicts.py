@@ -1,0 +1,63 @@
+"""Contradictions are never resolved silently: `rose conflicts` lists them, `rose resolve` settles one.
+
+    rose resolve ID          both lessons stand (the question was answered: both hold, in their contexts)
+    rose resolve ID --drop   ID was wrong: it is archived (kept on disk, never served); the other lessons stand
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rose.model import Node, Status
+from rose.store import Layers, Store
+from rose.store.events import EventKind
+
+
+@dataclass
+class Conflict:
+    node: Node
+    store: Store
+    question: str
+    against: list[str]
+
+
+def open_conflicts(layers: Layers) -> list[Conflict]:
+    out = []
+    for store in layers.require_any():
+        store.sync()
+        for row in store.index.rows("status = 'disputed'"):
+            node = store.get(row.id)
+            out.append(Conflict(node, store, node.conflict, node.disputes))
+    return out
+
+
+def resolve(layers: Layers, node_id: str, drop: bool) -> list[str]:
+    """Settle the dispute around `node_id`; returns the ids whose status changed."""
+    layers.require_any()
+    store, node = layers.locate(node_id)
+    changed = [node_id]
+    partners = list(node.disputes)
+
+    def settle(n: Node) -> None:
+        if drop:
+            n.status = Status.ARCHIVED
+            n.extra["archived_because"] = "dropped by `rose resolve --drop`"
+        else:
+            n.status = Status.ACTIVE
+        n.conflict = ""
+        n.disputes = []
+    store.update(node_id, settle)
+    for other_id in partners:
+        try:
+            other_store, other = layers.locate(other_id)
+        except Exception:  # noqa: BLE001 - a partner deleted by hand: nothing to settle there
+            continue
+
+        def release(n: Node) -> None:
+            n.disputes = [d for d in n.disputes if d != node_id]
+            if not n.disputes and n.status is Status.DISPUTED:
+                n.status = Status.ACTIVE
+                n.conflict = ""
+        other_store.update(other.id, release)
+        changed.append(other.id)
+    store.event(EventKind.UPDATE, id=node_id, resolved=True, dropped=drop, partners=partners)
+    return changed

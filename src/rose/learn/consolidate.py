@@ -1,0 +1,348 @@
+"""Stage 4, consolidation: new knowledge is reconciled with what is known before it is stored, never appended.
+
+    scope       project or global (repository-derived lessons stay in the project; see `decide_scope`)
+    related     the whole graph is shortlisted by the recall search, then judged (not only apexes)
+    reconcile   duplicate   nothing stored; the hit is recorded on the existing lesson
+                refines     folded into the matched lineage's level-0 body, registered as a rescue on every ancestor
+                contradicts both kept, both disputed, the question attached and asked at recall
+                specialises stored as a child of the more general lesson
+                orthogonal  stored in a family of its own
+
+With no backend (or a call that fails), the lesson is stored at once, marked unreconciled, and reconciled the next
+time a backend answers: nothing a user teaches is dropped.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from rose.lessons import derive_gist, derive_title
+from rose.model import Claim, ClaimKind, MemoryType, Node, Origin, Outcome, Scope, Status, now_iso
+from rose.store import Layers, Store, family_slug
+from rose.store.events import EventKind
+
+if TYPE_CHECKING:
+    from rose.config import Settings
+    from rose.judge import Judge
+
+SHORTLIST = 8        # lessons the search hands to `related`
+RECONCILE_MAX = 3    # related lessons compared one by one, most related first
+
+
+class Action(str, Enum):
+    STORED = "stored"             # orthogonal: a new lesson in a family of its own
+    DUPLICATE = "duplicate"
+    REFINED = "refined"
+    CONTRADICTS = "contradicts"
+    SPECIALISES = "specialises"
+    UNRECONCILED = "unreconciled"  # stored without reconciliation (no backend or a failed call)
+
+
+@dataclass
+class NewLesson:
+    body: str
+    title: str = ""
+    gist: str = ""
+    tags: list[str] = field(default_factory=list)
+    family: str = ""
+    memory_type: MemoryType = MemoryType.LESSON
+    origin: Origin = Origin.MANUAL
+    importance: float = 0.6
+    confidence: float = 0.5
+    evidence: list[str] = field(default_factory=list)
+    outcome: Outcome = Outcome.UNKNOWN
+    from_user: bool = True            # rests on the user's own words (a rule, a correction, `rose add`)
+    scope: Scope | None = None        # an explicit choice (the user's --scope) skips the scope judgement
+    scope_hint: Scope | None = None   # what extraction proposed; the scope judgement still decides
+
+
+@dataclass
+class Result:
+    action: Action
+    node: Node | None         # the lesson stored or changed
+    store: Store | None
+    matched: str = ""         # the existing lesson it was reconciled against
+    detail: str = ""
+
+    def describe(self) -> str:
+        n = self.node
+        text = {
+            Action.STORED: f"stored {n.id if n else ''} in a new family {n.family if n else ''}",
+            Action.DUPLICATE: f"duplicate of {self.matched}: nothing stored, the hit was recorded",
+            Action.REFINED: f"refines {self.matched}: folded into {n.id if n else ''} and patched onto its ancestors",
+            Action.CONTRADICTS: f"contradicts {self.matched}: both kept and marked disputed",
+            Action.SPECIALISES: f"specialises {self.matched}: stored {n.id if n else ''} under it",
+            Action.UNRECONCILED: f"stored {n.id if n else ''} unreconciled ({self.detail})",
+        }[self.action]
+        return text + (f" — {self.detail}" if self.detail and self.action is not Action.UNRECONCILED else "")
+
+
+def project_description(layers: Layers) -> str:
+    root = layers.project.root.parent if layers.project else layers.cwd
+    readme = next((root / n for n in ("README.md", "README.rst", "README") if (root / n).exists()), None)
+    head = ""
+    if readme is not None:
+        try:
+            head = " ".join(readme.read_text(encoding="utf-8", errors="replace").split())[:300]
+        except OSError:
+            head = ""
+    return f"repository {root.name}" + (f": {head}" if head else "")
+
+
+def consolidate(layers: Layers, new: NewLesson, judge: Judge | None, settings: Settings) -> Result:
+    from rose.judge import JudgeFailure
+
+    new.title = new.title.strip() or derive_title(new.body)
+    new.gist = new.gist.strip() or derive_gist(new.body)
+    if judge is None or not judge.available:
+        return _store_unreconciled(layers, new, "no model backend answered")
+    try:
+        scope, scope_reason = decide_scope(layers, new, judge)
+        related = _related(layers, new, judge, settings)
+        for existing_store, existing in related[:RECONCILE_MAX]:
+            relation, reason, question = _reconcile(new, existing, judge)
+            if relation != "orthogonal":
+                return _apply(layers, new, scope, scope_reason, relation, reason, question, existing_store, existing)
+    except JudgeFailure as failure:
+        return _store_unreconciled(layers, new, f"{failure.kind.value}: {failure}")
+    node, store = _store(layers, new, scope, scope_reason, family=_new_family(layers, new))
+    return Result(Action.STORED, node, store)
+
+
+def decide_scope(layers: Layers, new: NewLesson, judge: Judge) -> tuple[Scope, str]:
+    """Repository content alone never makes a global lesson; the user's words may, if the scope judgement agrees.
+
+    The error is asymmetric (a global lesson filed locally is lost to every other repository), which the scope
+    call's prompt states; here we only guard the store against promoting what a repository merely contains.
+    """
+    from rose.judge import Stage, calls
+
+    if new.scope is not None:
+        return new.scope, "chosen by the user"
+    if not new.from_user:
+        return Scope.PROJECT, "learned from repository content alone: project-scoped"
+    if layers.project is None:
+        return Scope.GLOBAL, "no project store here"
+    answer = judge.ask(calls.SCOPE, calls.ScopeRequest(lesson=calls.Lesson("", new.title, new.body),
+                                                        project=project_description(layers)),
+                       stage=Stage.CONSOLIDATION)
+    return Scope(answer.scope.value), f"scope judgement: {answer.reason}"
+
+
+def _related(layers: Layers, new: NewLesson, judge: Judge, settings: Settings) -> list[tuple[Store, Node]]:
+    """Shortlist with the recall search over every node (not only apexes), then let the model judge."""
+    from rose.judge import Stage, calls
+    from rose.recall import candidates
+    from rose.recall.pipeline import rank_lists
+
+    stores = layers.stores()
+    if not stores:
+        return []
+    for store in stores:
+        store.sync()
+    query = f"{new.title}\n{' '.join(new.tags)}\n{new.body}"
+    lists = rank_lists(stores, query, settings, hot=False)
+    shortlist = [c for c in candidates.fuse(stores, lists, settings.recall, map_up=False)
+                 if candidates.relevant_enough(c) and c.row.status != "archived"][:SHORTLIST]
+    if not shortlist:
+        return []
+    answer = judge.ask(calls.RELATED, calls.RelatedRequest(
+        lesson=calls.Lesson("", new.title, new.body),
+        candidates=[calls.Candidate(c.id, c.row.title, c.row.gist) for c in shortlist]), stage=Stage.CONSOLIDATION)
+    by_id = {c.id: c for c in shortlist}
+    out = []
+    for rel in answer.related:
+        c = by_id.get(rel.id)
+        if c is not None:
+            out.append((c.store, c.store.get(c.id)))
+    return out
+
+
+def _reconcile(new: NewLesson, existing: Node, judge: Judge) -> tuple[str, str, str]:
+    from rose.judge import Stage, calls
+
+    answer = judge.ask(calls.RECONCILE, calls.ReconcileRequest(
+        new=calls.Lesson("", new.title, new.body), existing=calls.Lesson(existing.id, existing.title, existing.body)),
+        stage=Stage.CONSOLIDATION)
+    return answer.relation.value, answer.reason, answer.question or ""
+
+
+def _apply(layers: Layers, new: NewLesson, scope: Scope, scope_reason: str, relation: str, reason: str,
+           question: str, store: Store, existing: Node) -> Result:
+    if relation == "duplicate":
+        def hit(n: Node) -> None:
+            n.evidence = list(dict.fromkeys(n.evidence + new.evidence))
+            n.extra["duplicate_hits"] = int(n.extra.get("duplicate_hits", 0)) + 1
+        store.update(existing.id, hit)
+        store.event(EventKind.UPDATE, id=existing.id, relation="duplicate", reason=reason)
+        return Result(Action.DUPLICATE, store.get(existing.id), store, existing.id, reason)
+    if relation == "refines":
+        root = fold_refinement(store, existing, new)
+        return Result(Action.REFINED, root, store, existing.id, reason)
+    if relation == "contradicts":
+        node, new_store = _store(layers, new, scope, scope_reason, family=existing.family, status=Status.DISPUTED,
+                                 conflict=question or reason, disputes=[existing.id])
+
+        def dispute(n: Node) -> None:
+            n.status = Status.DISPUTED
+            n.conflict = question or reason
+            n.disputes = list(dict.fromkeys(n.disputes + [node.id]))
+        store.update(existing.id, dispute)
+        return Result(Action.CONTRADICTS, node, new_store, existing.id, reason)
+    if relation == "specialises":
+        node, new_store = _store(layers, new, scope, scope_reason, family=existing.family, parents=[existing.id])
+        if new_store is store:
+            store.update(existing.id, lambda n: n.derived_from.append(node.id) if node.id not in n.derived_from else None)
+        return Result(Action.SPECIALISES, node, new_store, existing.id, reason)
+    node, new_store = _store(layers, new, scope, scope_reason, family=_new_family(layers, new))
+    return Result(Action.STORED, node, new_store)
+
+
+def fold_refinement(store: Store, matched: Node, new: NewLesson) -> Node:
+    """Fold new detail into the matched lineage's level-0 lesson and register it on every ancestor as a rescue.
+
+    Rescues make recall re-attach the detail at once (a sticky patch); repair folds it in for good once it keeps
+    proving necessary. Working compressions are left as they are.
+    """
+    root = _level0(store, matched)
+    detail = new.body.strip()
+
+    def fold(n: Node) -> None:
+        if detail not in n.body:
+            n.body = n.body.rstrip() + "\n\n" + detail
+        n.evidence = list(dict.fromkeys(n.evidence + new.evidence))
+    store.update(root.id, fold)
+    for ancestor_id in _ancestors(store, root.id):
+        def patch(n: Node, holder: str = root.id) -> None:
+            if not any(c.claim == detail for c in n.dropped):
+                n.dropped.append(Claim(detail, ClaimKind.FACT, holder=holder, rescues=1))
+        store.update(ancestor_id, patch)
+    store.event(EventKind.UPDATE, id=root.id, relation="refines", ancestors=_ancestors(store, root.id))
+    return store.get(root.id)
+
+
+def _level0(store: Store, node: Node) -> Node:
+    seen = {node.id}
+    while node.level > 0 and node.derived_from:
+        nxt = next((c for c in node.derived_from if c not in seen and store.has(c)), None)
+        if nxt is None:
+            break
+        seen.add(nxt)
+        node = store.get(nxt)
+    return node
+
+
+def _ancestors(store: Store, node_id: str) -> list[str]:
+    out: list[str] = []
+    frontier = [node_id]
+    while frontier:
+        nxt = []
+        for nid in frontier:
+            if not store.has(nid):
+                continue
+            for parent in store.get(nid).parents:
+                if parent not in out and parent != node_id and store.has(parent):
+                    out.append(parent)
+                    nxt.append(parent)
+        frontier = nxt
+    return out
+
+
+def _new_family(layers: Layers, new: NewLesson) -> str:
+    if new.family:
+        return family_slug(new.family)
+    if new.tags:
+        return family_slug(new.tags[0])
+    words = [w for w in family_slug(new.title).split("-") if len(w) > 3][:2]
+    return family_slug("-".join(words) or "general")
+
+
+def _store(layers: Layers, new: NewLesson, scope: Scope, scope_reason: str, *, family: str,
+           status: Status = Status.ACTIVE, conflict: str = "", disputes: list[str] | None = None,
+           parents: list[str] | None = None, unreconciled: bool = False) -> tuple[Node, Store]:
+    store = layers.writable(scope)
+    node = Node(id=store.new_id(taken=layers.id_taken), family=family, title=new.title, body=new.body.strip("\n"),
+                gist=new.gist, tags=[t.lower() for t in new.tags], origin=new.origin, memory_type=new.memory_type,
+                scope=scope, importance=new.importance, confidence=new.confidence, evidence=list(new.evidence),
+                outcome=new.outcome, status=status, conflict=conflict, disputes=list(disputes or []),
+                parents=list(parents or []), unreconciled=unreconciled)
+    node.extra["scope_reason"] = scope_reason
+    node.extra["learned"] = now_iso()
+    store.save(node)
+    store.event(EventKind.ADD, id=node.id, family=node.family, origin=node.origin.value, scope=scope.value,
+                memory_type=node.memory_type.value, unreconciled=unreconciled)
+    return node, store
+
+
+def _store_unreconciled(layers: Layers, new: NewLesson, why: str) -> Result:
+    scope = new.scope or (new.scope_hint if new.from_user and new.scope_hint else Scope.PROJECT)
+    if scope is Scope.PROJECT and layers.project is None:
+        scope = Scope.GLOBAL
+    node, store = _store(layers, new, scope, "not yet judged: " + why, family=_new_family(layers, new),
+                         unreconciled=True)
+    return Result(Action.UNRECONCILED, node, store, detail=why)
+
+
+def reconcile_pending(layers: Layers, judge: Judge, settings: Settings, limit: int = 20) -> list[Result]:
+    """Lessons stored while no backend answered get the reconciliation they missed, oldest first."""
+    from rose.judge import JudgeFailure
+
+    results = []
+    pending = [(s, n) for s in layers.stores() for n in s.iter_nodes() if n.unreconciled]
+    pending.sort(key=lambda sn: sn[1].created)
+    for store, node in pending[:limit]:
+        new = NewLesson(body=node.body, title=node.title, gist=node.gist, tags=node.tags, family="",
+                        memory_type=node.memory_type, origin=node.origin, importance=node.importance,
+                        confidence=node.confidence, evidence=node.evidence, outcome=node.outcome,
+                        from_user=node.origin in (Origin.MANUAL, Origin.EXTRACTION))
+        try:
+            related = [(s, n) for s, n in _related(layers, new, judge, settings) if n.id != node.id]
+            verdict = None
+            for existing_store, existing in related[:RECONCILE_MAX]:
+                relation, reason, question = _reconcile(new, existing, judge)
+                if relation != "orthogonal":
+                    verdict = (relation, reason, question, existing_store, existing)
+                    break
+        except JudgeFailure:
+            break  # still no answer: leave the rest for next time
+        if verdict is None:
+            store.update(node.id, lambda n: setattr(n, "unreconciled", False))
+            results.append(Result(Action.STORED, store.get(node.id), store))
+            continue
+        relation, reason, question, existing_store, existing = verdict
+        if relation == "duplicate":
+            _archive(store, node.id, f"duplicate of {existing.id}")
+            results.append(Result(Action.DUPLICATE, existing, existing_store, existing.id, reason))
+        elif relation == "refines":
+            fold_refinement(existing_store, existing, new)
+            _archive(store, node.id, f"folded into the lineage of {existing.id}")
+            results.append(Result(Action.REFINED, existing, existing_store, existing.id, reason))
+        elif relation == "contradicts":
+            def mine(n: Node) -> None:
+                n.status, n.conflict, n.unreconciled = Status.DISPUTED, question or reason, False
+                n.disputes = list(dict.fromkeys(n.disputes + [existing.id]))
+
+            def theirs(n: Node) -> None:
+                n.status, n.conflict = Status.DISPUTED, question or reason
+                n.disputes = list(dict.fromkeys(n.disputes + [node.id]))
+            store.update(node.id, mine)
+            existing_store.update(existing.id, theirs)
+            results.append(Result(Action.CONTRADICTS, store.get(node.id), store, existing.id, reason))
+        else:  # specialises
+            def under(n: Node) -> None:
+                n.parents = list(dict.fromkeys(n.parents + [existing.id]))
+                n.family, n.unreconciled = existing.family, False
+            store.update(node.id, under)
+            if existing_store is store:
+                store.update(existing.id, lambda n: n.derived_from.append(node.id)
+                             if node.id not in n.derived_from else None)
+            results.append(Result(Action.SPECIALISES, store.get(node.id), store, existing.id, reason))
+    return results
+
+
+def _archive(store: Store, node_id: str, why: str) -> None:
+    def arch(n: Node) -> None:
+        n.status, n.unreconciled = Status.ARCHIVED, False
+        n.extra["archived_because"] = why
+    store.update(node_id, arch)

@@ -1,0 +1,50 @@
+"""Which agent wrote a transcript, from its first lines (and, for an empty file, its name)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rose.transcripts.claude import read_claude
+from rose.transcripts.codex import read_codex
+from rose.transcripts.errors import TranscriptUnreadable
+from rose.transcripts.model import Agent, Conversation
+from rose.transcripts.reading import MAX_CHARS, MAX_LINE_BYTES, iter_records
+
+_SNIFF_RECORDS = 50
+_CODEX_LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted",
+                               "world_state", "token_usage_record"})
+_CLAUDE_LINE_TYPES = frozenset({"user", "assistant", "attachment", "system", "summary", "queue-operation",
+                                "last-prompt", "api-request", "api-request-blob", "api-request-shape",
+                                "file-history-snapshot", "cost-state", "tools-used", "atis-latch", "mode"})
+
+
+def detect_agent(path: str | Path) -> Agent:
+    """CLAUDE or CODEX, from the shape of the first lines. Raises TranscriptUnreadable when it is neither."""
+    path = Path(path)
+    scratch = Conversation(agent=Agent.CLAUDE, session_id="", path=path)
+    records = iter_records(path, scratch)
+    seen = 0
+    try:
+        for _, record in records:
+            seen += 1
+            kind = record.get("type")
+            if "payload" in record and kind in _CODEX_LINE_TYPES:
+                return Agent.CODEX
+            if kind in _CLAUDE_LINE_TYPES or "sessionId" in record:
+                return Agent.CLAUDE
+            if seen >= _SNIFF_RECORDS:
+                break
+    finally:
+        records.close()
+    if seen == 0 and scratch.skipped <= 1:
+        # empty (or one half-written line): a session that has only just started; the name decides
+        return Agent.CODEX if path.name.startswith("rollout-") else Agent.CLAUDE
+    raise TranscriptUnreadable(path, "not a Claude Code or Codex transcript (unrecognised line shapes)")
+
+
+def read_transcript(path: str | Path, agent: Agent | str | None = None, *, max_chars: int = MAX_CHARS,
+                    max_line_bytes: int = MAX_LINE_BYTES) -> Conversation:
+    """Read a transcript of either agent; `agent` (claude|codex) skips detection."""
+    path = Path(path)
+    which = Agent(agent) if agent is not None else detect_agent(path)
+    reader = read_codex if which is Agent.CODEX else read_claude
+    return reader(path, max_chars=max_chars, max_line_bytes=max_line_bytes)

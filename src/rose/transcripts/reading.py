@@ -1,0 +1,184 @@
+"""Reading a JSONL transcript line by line with bounded memory, and building the message list.
+
+Memory stays bounded by two caps: a line longer than `max_line_bytes` is skipped without being held whole (it
+is read and dropped in chunks), and every message's text is clipped to `max_chars` (head and tail kept, a marker
+in between) as soon as it is built. What is kept is O(messages x max_chars), never O(file size).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from rose.transcripts.errors import TranscriptNotFound, TranscriptUnreadable
+from rose.transcripts.model import Conversation, Kind, Message, ToolOutcome
+
+MAX_CHARS = 20_000                # per message: a judge never needs more, and 20k x messages bounds memory
+MAX_LINE_BYTES = 32 * 1024 * 1024  # a longer line (a giant inline image) is skipped, not parsed
+MAX_SKIP_REASONS = 20             # kept for diagnostics; the count goes on regardless
+_SNIFF_BYTES = 8192               # NUL bytes here mean a binary file, not JSONL
+_DRAIN_CHUNK = 1024 * 1024
+
+
+def clip(text: str, max_chars: int = MAX_CHARS) -> tuple[str, bool]:
+    """text cut to about max_chars: two thirds from the head, one third from the tail, a marker between.
+
+    Errors are usually at the end of an output and the request at its start, so both ends are worth keeping."""
+    if len(text) <= max_chars:
+        return text, False
+    cut = len(text) - max_chars
+    marker = f"\n[... {cut} chars cut ...]\n"
+    head = max(0, (max_chars * 2) // 3)
+    tail = max(0, max_chars - head)
+    return text[:head] + marker + (text[-tail:] if tail else ""), True
+
+
+def open_transcript(path: Path):
+    """The file opened for binary reading, or a typed error saying why it cannot be."""
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - the caller closes it
+    except FileNotFoundError:
+        raise TranscriptNotFound(path) from None
+    except IsADirectoryError:
+        raise TranscriptUnreadable(path, "is a directory, not a transcript file") from None
+    except PermissionError:
+        raise TranscriptUnreadable(path, "permission denied") from None
+    except OSError as e:
+        raise TranscriptUnreadable(path, f"cannot open: {e.strerror or e}") from None
+    try:
+        head = f.read(_SNIFF_BYTES)
+        f.seek(0)
+    except OSError as e:
+        f.close()
+        raise TranscriptUnreadable(path, f"cannot read: {e.strerror or e}") from None
+    if b"\x00" in head:
+        f.close()
+        raise TranscriptUnreadable(path, "a binary file, not a JSONL transcript")
+    return f
+
+
+def iter_records(path: Path, conv: Conversation,
+                 max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each JSON object line of the file, in order. Bad lines are skipped and counted
+    on conv.
+
+    Raises TranscriptUnreadable when the file has lines but not one of them is a JSON object."""
+    good = 0
+    with open_transcript(path) as f:
+        line_no = 0
+        while True:
+            try:
+                raw = f.readline(max_line_bytes + 1)
+            except OSError as e:
+                raise TranscriptUnreadable(path, f"read failed at line {line_no + 1}: {e.strerror or e}") from None
+            if not raw:
+                break
+            line_no += 1
+            ends_line = raw.endswith(b"\n")
+            if len(raw) > max_line_bytes and not ends_line:
+                _drain_line(f)
+                skip_line(conv, line_no, f"longer than {max_line_bytes} bytes")
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                skip_line(conv, line_no, "not UTF-8")
+                continue
+            if line_no == 1:
+                text = text.lstrip("\ufeff")   # a byte-order mark some editors add
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+            except (ValueError, RecursionError):
+                if not ends_line:
+                    conv.partial_last_line = True
+                    skip_line(conv, line_no, "cut off (the file ends mid-line)")
+                else:
+                    skip_line(conv, line_no, "not JSON")
+                continue
+            if not isinstance(obj, dict):
+                skip_line(conv, line_no, "not a JSON object")
+                continue
+            good += 1
+            yield line_no, obj
+    if good == 0 and conv.skipped > (1 if conv.partial_last_line else 0):
+        raise TranscriptUnreadable(path, "no JSON object lines: not a Claude Code or Codex transcript")
+
+
+def _drain_line(f: Any) -> None:
+    while True:
+        chunk = f.readline(_DRAIN_CHUNK)
+        if not chunk or chunk.endswith(b"\n"):
+            return
+
+
+def skip_line(conv: Conversation, line_no: int, reason: str) -> None:
+    conv.skipped += 1
+    if len(conv.skip_reasons) < MAX_SKIP_REASONS:
+        conv.skip_reasons.append(f"line {line_no}: {reason}")
+
+
+def feed_all(records: Iterator[tuple[int, dict[str, Any]]], feed: Callable[[dict[str, Any]], None],
+             conv: Conversation) -> None:
+    """Feed each record to a reader; a record of an unexpected shape is skipped and counted, never a crash."""
+    for line_no, record in records:
+        try:
+            feed(record)
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError) as e:
+            skip_line(conv, line_no, f"unexpected shape ({type(e).__name__}: {e})")
+
+
+class Builder:
+    """Appends messages to a conversation with stable indices and clipped text."""
+
+    def __init__(self, conv: Conversation, max_chars: int = MAX_CHARS):
+        self.conv = conv
+        self.max_chars = max_chars
+
+    @property
+    def last(self) -> Message | None:
+        return self.conv.messages[-1] if self.conv.messages else None
+
+    def add(self, kind: Kind, text: str, *, timestamp: str | None = None, tool_name: str | None = None,
+            call_id: str | None = None, outcome: ToolOutcome | None = None, exit_code: int | None = None,
+            response_id: str | None = None) -> Message:
+        clipped, truncated = clip(text, self.max_chars)
+        msg = Message(n=len(self.conv.messages), kind=kind, text=clipped, timestamp=timestamp,
+                      tool_name=tool_name, call_id=call_id, outcome=outcome, exit_code=exit_code,
+                      response_id=response_id, truncated=truncated)
+        self.conv.messages.append(msg)
+        return msg
+
+    def append_text(self, msg: Message, text: str, sep: str = "\n\n") -> None:
+        """More text for an existing message (another block of the same response), clipped again."""
+        joined = f"{msg.text}{sep}{text}" if msg.text else text
+        msg.text, truncated = clip(joined, self.max_chars)
+        msg.truncated = msg.truncated or truncated
+
+
+def as_text(value: Any) -> str:
+    """A field that should be text, whatever shape it arrived in (str, list of blocks, number, None)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(t for t in (as_text(v) for v in value) if t)
+    if isinstance(value, dict):
+        kind = value.get("type")
+        if kind in ("image", "input_image", "document", "input_file") or "source" in value:
+            return f"[{kind or 'attachment'}]"   # never the base64 payload
+        for key in ("text", "content", "output"):
+            if key in value:
+                return as_text(value[key])
+        return compact_json(value)
+    return str(value)
+
+
+def compact_json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (TypeError, ValueError):
+        return str(value)

@@ -1,0 +1,181 @@
+"""`python -m rose.warm.server SOCKET`: the warm helper. Started by a hook, never by hand.
+
+It serves two requests over a private Unix socket, each one JSON line:
+    {"op": "hook", "argv": [agent, event], "stdin": payload}   -> {"stdout": the hook's JSON}
+    {"op": "dense", "embed": {...}, "query", "dbs", "k"}        -> {"ranks": {db: [[id, cosine], ...]}}
+Hooks run here exactly as in a fresh process (the same dispatch, the same fail-open boundary); only imports, the
+embedding model and the vectors are already warm. It exits by itself after IDLE_EXIT_S without a request and
+after MAX_LIFETIME_S in any case, so it can never become an orphan that lives forever.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import socketserver
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+IDLE_EXIT_S = float(os.environ.get("ROSE_WARM_IDLE_S", 20 * 60))  # exit after this long without a request
+MAX_LIFETIME_S = 12 * 3600
+MAX_REQUEST_BYTES = 16 * 1024 * 1024
+
+
+class Warm:
+    """What stays loaded: embedders per configuration, and vector tables per index."""
+
+    def __init__(self) -> None:
+        self.embedders: dict[str, Any] = {}
+        self.tables: dict[tuple[str, str], Any] = {}
+        self.versions: dict[tuple[str, str], int] = {}
+        self.catching_up: set[str] = set()
+        self.lock = threading.Lock()
+
+    def embedder(self, embed: dict[str, Any]) -> Any:
+        from rose.config import EmbedProvider, EmbedSettings
+        from rose.embed import make_embedder
+
+        key = json.dumps(embed, sort_keys=True)
+        if key not in self.embedders:
+            settings = EmbedSettings(provider=EmbedProvider(embed.get("provider", "auto")),
+                                     base_url=str(embed.get("base_url", EmbedSettings().base_url)),
+                                     model=str(embed.get("model", EmbedSettings().model)),
+                                     api_key_env=str(embed.get("api_key_env", EmbedSettings().api_key_env)))
+            self.embedders[key] = make_embedder(settings)
+        return self.embedders[key]
+
+    def rank(self, embed: dict[str, Any], query: str, dbs: list[str], k: int) -> dict[str, list]:
+        from rose.embed.dense import VectorTable
+
+        with self.lock:
+            embedder = self.embedder(embed)
+            if embedder is None:
+                raise RuntimeError("no embedding model available")
+            [qvec] = embedder.embed([query])
+            ranks = {}
+            for db in dbs:
+                key = (db, embedder.name)
+                table = self.tables.get(key)
+                if table is None and Path(db).exists():
+                    table = self.tables[key] = VectorTable(Path(db), embedder.name)
+                if table is None:
+                    ranks[db] = []
+                    continue
+                ranks[db] = table.rank(qvec, k)
+                if self.versions.get(key) != table.version():
+                    self.versions[key] = table.version()
+                    self.catch_up(db, embedder)
+        return ranks
+
+    def catch_up(self, db: str, embedder: Any) -> None:
+        """Embed lessons written without a vector (hand edits, adds while no model was loaded), off the request."""
+        if db in self.catching_up:
+            return
+        self.catching_up.add(db)
+
+        def work() -> None:
+            from rose.model import Scope
+            from rose.store import Store
+
+            try:
+                store = Store(Path(db).parent, Scope.PROJECT)
+                store.sync()
+                store.embed_missing(embedder)
+                store.close()
+            except Exception as exc:  # noqa: BLE001 - logged; the next request tries again
+                print(f"catch-up of {db} failed: {exc}", file=sys.stderr, flush=True)
+            finally:
+                self.catching_up.discard(db)
+
+        threading.Thread(target=work, daemon=True).start()
+
+
+WARM = Warm()
+
+
+def local_dense(embed: dict[str, Any], query: str, dbs: list[str], k: int) -> dict[str, Any] | None:
+    """Used by recall when it runs inside the helper: rank here, without a socket round trip to ourselves."""
+    try:
+        return {"ranks": WARM.rank(embed, query, dbs, k)}
+    except Exception:  # noqa: BLE001 - dense is an improvement, never a requirement
+        return None
+
+
+class _Server(socketserver.ThreadingUnixStreamServer):
+    daemon_threads = True
+    last_request = time.monotonic()
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        self.server.last_request = time.monotonic()  # type: ignore[attr-defined]
+        try:
+            message = json.loads(self.rfile.readline(MAX_REQUEST_BYTES))
+            if message.get("op") == "dense":
+                reply: dict[str, Any] = {"ranks": WARM.rank(message["embed"], str(message["query"]),
+                                                            list(message["dbs"]), int(message.get("k", 50)))}
+            elif message.get("op") == "hook":
+                reply = {"stdout": _run_hook(list(message["argv"]), str(message["stdin"]),
+                                             str(message.get("cwd") or "/"))}
+            else:
+                reply = {"error": f"unknown op {message.get('op')!r}"}
+        except Exception as exc:  # noqa: BLE001 - the client falls back to doing the work itself
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        self.wfile.write(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
+
+
+def _run_hook(argv: list[str], stdin: str, cwd: str) -> str:
+    from rose.hooks.entry import run
+
+    out = io.StringIO()
+    run(argv, io.BytesIO(stdin.encode("utf-8", "surrogateescape")), out, cwd=Path(cwd))
+    return out.getvalue()
+
+
+def serve(sock: Path) -> None:
+    from rose.warm import client
+
+    client.LOCAL_DENSE = local_dense  # recall inside this process ranks here
+    with contextlib.suppress(FileNotFoundError):
+        sock.unlink()
+    server = _Server(str(sock), _Handler)
+    os.chmod(sock, 0o600)
+    sock.with_suffix(".pid").write_text(str(os.getpid()))
+    started = time.monotonic()
+
+    def watchdog() -> None:
+        while True:
+            time.sleep(2)
+            now = time.monotonic()
+            if now - server.last_request > IDLE_EXIT_S or now - started > MAX_LIFETIME_S:
+                server.shutdown()
+                return
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    # warm the imports the hook path needs before the first request arrives
+    import rose.hooks.entry  # noqa: F401
+    import rose.recall  # noqa: F401
+    try:
+        server.serve_forever(poll_interval=0.5)
+    finally:
+        server.server_close()
+        for suffix in (".sock", ".spawn", ".pid"):
+            with contextlib.suppress(FileNotFoundError):
+                sock.with_suffix(suffix).unlink()
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m rose.warm.server SOCKET", file=sys.stderr)
+        return 2
+    serve(Path(argv[0]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

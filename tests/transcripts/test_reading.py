@@ -1,0 +1,181 @@
+"""Reading files: typed errors instead of tracebacks, format detection, and bounded memory on huge files."""
+from __future__ import annotations
+
+import json
+import tracemalloc
+
+import pytest
+
+from rose.errors import RoseError
+from rose.transcripts import (Agent, Kind, TranscriptNotFound, TranscriptUnreadable, detect_agent, read_claude,
+                              read_codex, read_transcript)
+
+from .build import FIXTURES, ClaudeWriter
+
+
+def test_missing_file_is_a_typed_error(tmp_path):
+    with pytest.raises(TranscriptNotFound) as err:
+        read_transcript(tmp_path / "nope.jsonl")
+    assert isinstance(err.value, RoseError) and "no such transcript file" in str(err.value)
+    with pytest.raises(TranscriptNotFound):
+        read_claude(tmp_path / "nope.jsonl")
+
+
+def test_directory_is_unreadable(tmp_path):
+    with pytest.raises(TranscriptUnreadable, match="is a directory"):
+        read_transcript(tmp_path)
+
+
+def test_permission_denied_is_unreadable(tmp_path, monkeypatch):
+    path = tmp_path / "locked.jsonl"
+    path.write_text("{}\n")
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("rose.transcripts.reading.open", denied, raising=False)   # root ignores chmod 0
+    with pytest.raises(TranscriptUnreadable, match="permission denied"):
+        read_claude(path)
+
+
+def test_binary_file_is_unreadable(tmp_path):
+    path = tmp_path / "image.jsonl"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 10)
+    with pytest.raises(TranscriptUnreadable, match="binary"):
+        read_transcript(path)
+    with pytest.raises(TranscriptUnreadable, match="binary"):
+        read_codex(path)
+
+
+def test_text_that_is_not_jsonl_is_unreadable(tmp_path):
+    path = tmp_path / "notes.jsonl"
+    path.write_text("just some notes\nnothing in json here\n")
+    with pytest.raises(TranscriptUnreadable, match="no JSON object lines"):
+        read_claude(path)
+    with pytest.raises(TranscriptUnreadable):
+        read_transcript(path)
+
+
+def test_json_of_another_shape_is_not_detected(tmp_path):
+    path = tmp_path / "other.jsonl"
+    path.write_text(json.dumps({"event": "click", "x": 1}) + "\n")
+    with pytest.raises(TranscriptUnreadable, match="not a Claude Code or Codex transcript"):
+        read_transcript(path)
+
+
+def test_empty_file_is_an_empty_conversation(tmp_path):
+    claude = tmp_path / "5e55e55e-0000-4000-8000-000000000009.jsonl"
+    claude.write_text("")
+    conv = read_transcript(claude)
+    assert conv.agent is Agent.CLAUDE and conv.messages == [] and conv.skipped == 0
+    assert conv.session_id == "5e55e55e-0000-4000-8000-000000000009"
+    codex = tmp_path / "rollout-2026-11-30T10-00-00-0199c0de-0000-7000-8000-000000000009.jsonl"
+    codex.write_text("\n")
+    assert read_transcript(codex).agent is Agent.CODEX
+
+
+def test_a_lone_half_written_line_is_not_an_error(tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"type":"user","message":{"role":"us')
+    conv = read_claude(path)
+    assert conv.messages == [] and conv.skipped == 1 and conv.partial_last_line
+
+
+def test_detection_and_explicit_agent():
+    assert detect_agent(FIXTURES / "claude_session.jsonl") is Agent.CLAUDE
+    assert detect_agent(FIXTURES / "codex_rollout.jsonl") is Agent.CODEX
+    assert detect_agent(FIXTURES / "claude_rich.jsonl") is Agent.CLAUDE
+    assert detect_agent(FIXTURES / "codex_rich.jsonl") is Agent.CODEX
+    assert read_transcript(FIXTURES / "codex_rich.jsonl", agent="codex").agent is Agent.CODEX
+    with pytest.raises(ValueError):
+        read_transcript(FIXTURES / "codex_rich.jsonl", agent="gemini")
+
+
+def test_invalid_utf8_line_is_skipped(tmp_path):
+    w = ClaudeWriter(tmp_path / "s.jsonl")
+    w.prompt("before")
+    w.close()
+    with open(tmp_path / "s.jsonl", "ab") as f:
+        f.write(b'{"type":"user","message":{"role":"user","content":"\xff\xfe"}}\n')
+    with open(tmp_path / "s.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps({"type": "user", "uuid": "z", "message": {"role": "user", "content": "after"}}) + "\n")
+    conv = read_claude(tmp_path / "s.jsonl")
+    assert [m.text for m in conv.messages] == ["before", "after"]
+    assert conv.skipped == 1 and conv.skip_reasons == ["line 2: not UTF-8"]
+
+
+def test_oversized_line_is_skipped_without_holding_it(tmp_path):
+    w = ClaudeWriter(tmp_path / "s.jsonl")
+    w.prompt("before")
+    w.tool("Read", {"file_path": "/big"}, "x" * 300_000)
+    w.prompt("after")
+    conv = read_claude(w.close(), max_line_bytes=100_000)
+    assert [m.kind for m in conv.messages] == [Kind.PROMPT, Kind.TOOL_CALL, Kind.PROMPT]
+    assert conv.skipped == 1 and "longer than 100000 bytes" in conv.skip_reasons[0]
+
+
+def test_per_message_cap_is_configurable(tmp_path):
+    w = ClaudeWriter(tmp_path / "s.jsonl")
+    w.tool("Bash", {"command": "yes"}, "y\n" * 5000)
+    conv = read_claude(w.close(), max_chars=1000)
+    result = conv.of_kind(Kind.TOOL_RESULT)[0]
+    assert result.truncated and len(result.text) < 1100
+
+
+def test_a_20_mb_transcript_is_read_in_bounded_memory(tmp_path):
+    w = ClaudeWriter(tmp_path / "big.jsonl")
+    chunk = "".join(f"{i:08d} build log line with some words in it\n" for i in range(4000))  # ~200 KB
+    for i in range(110):
+        w.prompt(f"step {i}: run the build again")
+        w.tool("Bash", {"command": f"make build-{i}"}, chunk, error=i % 10 == 0)
+        w.say(f"Step {i} done.")
+    path = w.close()
+    size = path.stat().st_size
+    assert size > 20_000_000
+    tracemalloc.start()
+    try:
+        conv = read_claude(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(conv.messages) == 440 and conv.skipped == 0
+    assert all(len(m.text) < 20_100 for m in conv.messages)
+    assert peak < size / 4, f"peak {peak} bytes for a {size} byte file"
+
+
+def _mutate(value, rng):
+    """value with some of its nested fields replaced by values of the wrong type."""
+    junk = [None, 7, "text", [], {}, [1, "a"], {"type": 3}, True, 2.5]
+    if isinstance(value, dict):
+        return {k: (rng.choice(junk) if rng.random() < 0.2 else _mutate(v, rng)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [rng.choice(junk) if rng.random() < 0.2 else _mutate(v, rng) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("name", ["claude_rich.jsonl", "codex_rich.jsonl", "claude_session.jsonl",
+                                  "codex_rollout.jsonl"])
+def test_lines_of_unexpected_shape_never_crash_a_read(tmp_path, name):
+    import random
+
+    rng = random.Random(name)
+    records = []
+    for line in (FIXTURES / name).read_text(encoding="utf-8").splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            continue
+    reader = read_codex if name.startswith("codex") else read_claude
+    for round_ in range(20):
+        path = tmp_path / f"{round_}.jsonl"
+        path.write_text("".join(json.dumps(_mutate(r, rng)) + "\n" for r in records), encoding="utf-8")
+        conv = reader(path)
+        assert all(isinstance(m.text, str) for m in conv.messages)
+        assert all(reason.startswith("line ") for reason in conv.skip_reasons)
+
+
+def test_a_byte_order_mark_is_ignored(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + (FIXTURES / "claude_session.jsonl").read_bytes())
+    conv = read_transcript(path)
+    assert conv.skipped == 0 and conv.messages[0].text == "please say hi"
