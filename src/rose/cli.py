@@ -215,7 +215,7 @@ def cmd_events(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from rose import doctor, render
 
-    checks = doctor.run(_layers(args))
+    checks = doctor.run(_layers(args), probe=args.probe)
     if args.json:
         _print_json([c.to_dict() for c in checks])
     else:
@@ -317,6 +317,23 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_install(args: argparse.Namespace) -> int:
+    from rose.install import Scope, agents_for, install, render_reports, uninstall
+
+    cwd = Path(args.cwd) if args.cwd else Path.cwd()
+    if args.command == "install":
+        reports = [install(a, Scope(args.scope), cwd, Path.home(), dry_run=args.dry_run)
+                   for a in agents_for(args.agent)]
+    else:  # uninstalling from an agent that was never wired is a no-op, so "auto" means all here
+        agent = "all" if args.agent == "auto" else args.agent
+        reports = [uninstall(a, Scope(args.scope), cwd, Path.home(), dry_run=args.dry_run) for a in agents_for(agent)]
+    if args.json:
+        _print_json([r.to_dict() for r in reports])
+    else:
+        print(render_reports(reports))
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from rose.demo import run_demo
 
@@ -376,7 +393,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kind")
     p.add_argument("--limit", type=int, default=50, help="last N events (0 = all)")
 
-    command("doctor", cmd_doctor, "store, config, index, Python and model CLIs: what works and what to fix")
+    p = command("doctor", cmd_doctor, "store, config, index, backends, hook wiring, queued work: what to fix")
+    p.add_argument("--probe", action="store_true", help="make one tiny real call on the configured backend")
 
     p = command("config", cmd_config, "list, get or set settings (`rose config KEY VALUE` works too)")
     p.add_argument("action", nargs="?", help="list | get | set | KEY")
@@ -394,6 +412,15 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--prompt", required=True)
         p.add_argument("--session", help="read this session's served record (tiers); never written")
         p.add_argument("--selector", choices=["fork", "judge", "hybrid"], help="override recall.selector")
+
+    for name, text in (("install", "wire rose's hooks into Claude Code and Codex (this project, or --scope user)"),
+                       ("uninstall", "remove exactly what rose install added")):
+        p = command(name, cmd_install, text)
+        p.add_argument("--scope", choices=["project", "user"], default="project",
+                       help="project: this directory only (default); user: every repository")
+        p.add_argument("--agent", choices=["auto", "claude", "codex", "all"], default="auto",
+                       help="auto: the agents found on this machine")
+        p.add_argument("--dry-run", action="store_true", help="show what would change; write nothing")
 
     sub.add_parser("hook", help="the hook entry point agents call: rose hook <claude|codex> <Event> (JSON on stdin)")
 

@@ -31,14 +31,16 @@ class Check:
 MIN_PYTHON = (3, 10)
 
 
-def run(layers: Layers) -> list[Check]:
+def run(layers: Layers, probe: bool = False) -> list[Check]:
     checks: list[Check] = []
     version = ".".join(map(str, sys.version_info[:3]))
     checks.append(Check("python", Level.OK if sys.version_info >= MIN_PYTHON else Level.FAIL,
                         f"{version} at {sys.executable}"))
     checks += _store_checks(layers)
     checks += _config_checks(layers)
-    checks += _backend_checks(layers)
+    checks += _backend_checks(layers, probe)
+    checks += _wiring_checks(layers)
+    checks += _learning_checks(layers)
     return checks
 
 
@@ -73,7 +75,7 @@ def _config_checks(layers: Layers) -> list[Check]:
     return [Check("config", Level.OK, ", ".join(str(p) for p in layers.config_paths()) or "defaults")]
 
 
-def _backend_checks(layers: Layers) -> list[Check]:
+def _backend_checks(layers: Layers, probe: bool) -> list[Check]:
     try:
         settings = layers.settings()
     except ConfigError:
@@ -82,5 +84,59 @@ def _backend_checks(layers: Layers) -> list[Check]:
     for label, command in (("claude CLI", settings.agent.claude_command), ("codex CLI", settings.agent.codex_command)):
         where = shutil.which(command)
         out.append(Check(label, Level.OK if where else Level.INFO, where or f"{command!r} not on PATH"))
-    out.append(Check("judge backend", Level.INFO, f"configured: {settings.agent.backend.value}"))
+    from rose.judge import JudgeFailure, make_backend
+
+    try:
+        backend = make_backend(settings.agent)
+    except JudgeFailure as exc:
+        return out + [Check("judge backend", Level.FAIL, str(exc))]
+    if backend is None:
+        out.append(Check("judge backend", Level.WARN, f"{settings.agent.backend.value}: none found, running "
+                         "model-free (recall works; learning work waits in the queue)"))
+        return out
+    out.append(Check("judge backend", Level.OK, f"{settings.agent.backend.value} -> {backend.name}"
+                     + (f" ({backend.model})" if backend.model else "")))
+    if probe:
+        from rose.judge import probe as run_probe
+
+        result = run_probe(backend)
+        out.append(Check("probe", Level.OK if result.ok else Level.FAIL, result.line()))
+    return out
+
+
+def _wiring_checks(layers: Layers) -> list[Check]:
+    from pathlib import Path
+
+    from rose.install import wiring_checks
+
+    try:
+        found = wiring_checks(layers.cwd, Path.home())
+    except Exception as exc:  # noqa: BLE001 - doctor reports every failure rather than stopping at one
+        return [Check("hook wiring", Level.FAIL, f"could not check: {exc}")]
+    return [Check(c.name, Level(c.level.value), c.detail) for c in found]
+
+
+def _learning_checks(layers: Layers) -> list[Check]:
+    """Queued learning work, and the learner's last runs and failures (from its events)."""
+    from rose.learn.jobs import queued
+    from rose.store import events
+
+    out = []
+    for store in layers.stores():
+        jobs = queued(store)
+        if jobs:
+            oldest = jobs[0][1]
+            waiting = "; last error: " + oldest.last_error if oldest.last_error else ""
+            out.append(Check("learning queue", Level.WARN if len(jobs) > 3 else Level.INFO,
+                             f"{len(jobs)} job(s) waiting in {store.queue_dir}, oldest {oldest.created}{waiting}"))
+        failed = list((store.queue_dir / "failed").glob("*.json")) if (store.queue_dir / "failed").is_dir() else []
+        if failed:
+            out.append(Check("learning failures", Level.WARN, f"{len(failed)} job(s) set aside after repeated "
+                             f"failures in {store.queue_dir / 'failed'}"))
+        runs = [e for e in events.read(store.events_path, kind="learn") if "ok" in e][-3:]
+        for e in runs:
+            state = "ok" if e.get("ok") else "failed"
+            detail = e.get("detail") or e.get("failure") or ""
+            out.append(Check("learner run", Level.OK if e.get("ok") else Level.WARN,
+                             f"{e.get('ts')} session {e.get('session')}: {state}: {detail}"))
     return out

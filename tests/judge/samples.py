@@ -186,8 +186,6 @@ def samples() -> list[Sample]:
              "seven experience handles": edit(with_exp, lambda a: a["experience"].update(evidence=["a"] * 7)),
              "experience missing section": edit(with_exp, lambda a: a["experience"].pop("reuse_conditions"))},
         bad_checks={
-            "quote not verbatim": edit(good, lambda a: a["lessons"][0].update(quote="never sleep in tests")),
-            "quote from assistant": edit(good, lambda a: a["lessons"][0].update(quote="I'll add retries with backoff.")),
             "NONE with lessons": edit(good, lambda a: a.update(decision="NONE")),
             "LEARN without lessons": edit(good, lambda a: a.update(lessons=[])),
             "unknown handle": edit(good, lambda a: a["orientation"][0].update(evidence=["session://s1/message/9"])),

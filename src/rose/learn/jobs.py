@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from enum import Enum
@@ -74,16 +72,10 @@ def queued(store: Store) -> list[tuple[Path, Job]]:
 
 def spawn_learner(store: Store) -> int | None:
     """Start a detached learner over this store's queue. Returns its pid (None if it could not start)."""
-    store.logs_dir.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "ROSE_CHILD": "1"}
-    try:
-        with open(os.devnull, "rb") as devnull, open(store.logs_dir / "learner.log", "ab") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "rose.learn.run", str(store.root)], stdin=devnull,
-                                    stdout=log, stderr=log, start_new_session=True, close_fds=True, env=env,
-                                    cwd=str(store.root))
-        return proc.pid
-    except OSError:
-        return None
+    from rose.detach import python_module, spawn_detached
+
+    return spawn_detached(python_module("rose.learn.run", str(store.root)), store.logs_dir / "learner.log",
+                          cwd=store.root)
 
 
 def log_line(store: Store, text: str) -> None:

@@ -84,7 +84,7 @@ def _failed(store: Store, path: Path, job: Job, why: str) -> JobResult:
     else:
         write_text_atomic(path, json.dumps(job.to_dict(), indent=1))
     log_line(store, f"{job.name}: failed (attempt {job.attempts}): {why}")
-    store.event(EventKind.LEARN, session=job.session_id, kind=job.kind.value, ok=False, failure=why)
+    store.event(EventKind.LEARN, session=job.session_id, job_kind=job.kind.value, ok=False, failure=why)
     return JobResult(job, False, why)
 
 
@@ -130,7 +130,7 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings) -> 
     if pending:
         parts.append(f"reconciled {len(pending)} pending")
     _embed_new(layers, settings)
-    owner.event(EventKind.LEARN, session=job.session_id, kind=job.kind.value, ok=True, detail="; ".join(parts))
+    owner.event(EventKind.LEARN, session=job.session_id, job_kind=job.kind.value, ok=True, detail="; ".join(parts))
     return "; ".join(parts) or "nothing new"
 
 

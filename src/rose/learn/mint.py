@@ -65,8 +65,11 @@ def mint(layers: Layers, conversation: Any, judge: Judge, settings: Settings, *,
     by_handle = {handle(session_id, m.n): m for m in conversation.messages}
     stats = counts(conversation)
     want_experience = _experience_worth_asking(outcome, stats)
-    request = calls.ExtractRequest(
-        messages=[calls.Message(handle(session_id, m.n), m.role.value, m.text[:MESSAGE_TEXT_CAP]) for m in messages],
+    from rose.store.redact import redact
+
+    request = calls.ExtractRequest(  # a model never sees a secret either: the texts are redacted before they go
+        messages=[calls.Message(handle(session_id, m.n), m.role.value, redact(m.text[:MESSAGE_TEXT_CAP]))
+                  for m in messages],
         existing=_existing(layers, " ".join(m.text for m in messages if m.role is Role.USER)[:4000]),
         project=project_description(layers), want_experience=want_experience)
     answer = judge.ask(calls.EXTRACT, request, stage=Stage.EXTRACTION, session_id=fork_session)
@@ -74,7 +77,8 @@ def mint(layers: Layers, conversation: Any, judge: Judge, settings: Settings, *,
 
     def verified(claim: str, handles: list[str]) -> str | None:
         """None when the evidence supports the claim; else why not (no answer counts as no)."""
-        evidence = [calls.Message(h, by_handle[h].role.value, by_handle[h].text[:MESSAGE_TEXT_CAP]) for h in handles]
+        evidence = [calls.Message(h, by_handle[h].role.value, redact(by_handle[h].text[:MESSAGE_TEXT_CAP]))
+                    for h in handles]
         try:
             v = judge.ask(calls.VERIFY, calls.VerifyRequest(claim=claim, evidence=evidence), stage=Stage.EXTRACTION)
         except JudgeFailure as failure:

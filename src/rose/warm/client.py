@@ -93,16 +93,10 @@ def spawn(sock: Path) -> bool:
     except FileNotFoundError:
         pass
     marker.touch()
-    import subprocess
+    from rose.detach import python_module, spawn_detached
 
-    env = {**os.environ, "ROSE_CHILD": "1"}
-    try:
-        with open(os.devnull, "rb") as devnull, open(sock.with_suffix(".log"), "ab") as log:
-            subprocess.Popen([sys.executable, "-m", "rose.warm.server", str(sock)], stdin=devnull, stdout=log,
-                             stderr=log, start_new_session=True, env=env, close_fds=True, cwd="/")
-    except OSError:
-        return False
-    return True
+    return spawn_detached(python_module("rose.warm.server", str(sock)), sock.with_suffix(".log"),
+                          cwd=Path("/")) is not None
 
 
 def run_hook(argv: list[str], payload: bytes) -> str | None:

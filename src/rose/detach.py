@@ -1,0 +1,43 @@
+"""Start a process that outlives its parent: its own session, stdin from /dev/null, output to a log, ROSE_CHILD=1.
+
+posix_spawn rather than subprocess.Popen: the parent (a hook that exits at once) never waits for the child, and a
+Popen object that is dropped while its child runs is reported as a leaked resource.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+
+def spawn_detached(argv: list[str], log: Path, cwd: Path | None = None) -> int | None:
+    """Start argv detached; returns its pid, or None if it could not be started (the caller's work stays queued)."""
+    env = {**os.environ, "ROSE_CHILD": "1"}
+    log.parent.mkdir(parents=True, exist_ok=True)
+    if hasattr(os, "posix_spawn"):
+        actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                   (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600),
+                   (os.POSIX_SPAWN_DUP2, 1, 2)]
+        prior = os.getcwd()
+        try:
+            if cwd is not None:
+                os.chdir(cwd)  # posix_spawn has no cwd argument before Python 3.13's file actions
+            return os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True)
+        except OSError:
+            return None
+        finally:
+            if cwd is not None:
+                os.chdir(prior)
+    import subprocess  # pragma: no cover - platforms without posix_spawn
+
+    try:
+        with open(os.devnull, "rb") as devnull, open(log, "ab") as out:
+            proc = subprocess.Popen(argv, stdin=devnull, stdout=out, stderr=out, start_new_session=True, env=env,
+                                    close_fds=True, cwd=cwd)
+        return proc.pid
+    except OSError:
+        return None
+
+
+def python_module(module: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", module, *args]

@@ -1,0 +1,143 @@
+"""Wiring rose into the agents: `rose install`, `rose uninstall`, and the hook checks of `rose doctor`.
+
+    install(Agent.CLAUDE, Scope.PROJECT, cwd, home)  -> InstallReport   (idempotent: twice changes nothing)
+    uninstall(Agent.CODEX, Scope.USER, cwd, home)    -> InstallReport   (removes exactly what install added)
+    wiring_checks(cwd, home)                         -> list[WiringCheck]
+
+One module per agent (claude.py, codex.py) plans its edits; files.py applies them (backups, atomic writes);
+jsonhooks.py, toml.py and agents_md.py are the format helpers. See docs/integration.md.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from rose.install import claude, codex
+from rose.install.command import ephemeral, rose_argv
+from rose.install.files import Plan, apply
+from rose.install.hooks import HOOKS
+from rose.install.model import (
+    Action,
+    Agent,
+    FileChange,
+    HookSpec,
+    InstallError,
+    InstallReport,
+    Level,
+    Scope,
+    WiringCheck,
+)
+
+__all__ = [
+    "Action",
+    "Agent",
+    "FileChange",
+    "HOOKS",
+    "HookSpec",
+    "InstallError",
+    "InstallReport",
+    "Level",
+    "Scope",
+    "WiringCheck",
+    "agents_for",
+    "install",
+    "render_reports",
+    "rose_argv",
+    "uninstall",
+    "wiring_checks",
+]
+
+_MODULES = {Agent.CLAUDE: claude, Agent.CODEX: codex}
+_CLI_NAMES = {Agent.CLAUDE: "claude", Agent.CODEX: "codex"}
+
+
+def agents_for(choice: str, home: Path | None = None, env: Mapping[str, str] | None = None) -> list[Agent]:
+    """``claude`` | ``codex`` | ``all`` | ``auto`` -> the agents to act on. ``auto``: every agent whose CLI is on PATH
+    or whose config folder exists, Claude Code when none is found."""
+    if choice == "all":
+        return [Agent.CLAUDE, Agent.CODEX]
+    if choice != "auto":
+        return [Agent(choice)]
+    env = os.environ if env is None else env
+    home = Path(home) if home is not None else Path.home()
+    folders = {Agent.CLAUDE: claude.config_dir(home, env), Agent.CODEX: codex.codex_home(home, env)}
+    found = [a for a in (Agent.CLAUDE, Agent.CODEX)
+             if shutil.which(_CLI_NAMES[a], path=env.get("PATH")) or folders[a].is_dir()]
+    return found or [Agent.CLAUDE]
+
+
+def install(agent: Agent, scope: Scope = Scope.PROJECT, cwd: Path | None = None, home: Path | None = None, *,
+            rose: Sequence[str] | None = None, env: Mapping[str, str] | None = None,
+            dry_run: bool = False) -> InstallReport:
+    """Wire rose's four hooks (UserPromptSubmit, PreCompact, Stop, SessionEnd) for ``agent`` at ``scope``.
+
+    ``rose`` is the argv that runs rose (default: `rose_argv()`, the console script beside this interpreter).
+    Every file is planned before any is written: a malformed file raises InstallError and nothing changes."""
+    agent, scope, cwd, home, env = _norm(agent, scope, cwd, home, env)
+    argv = list(rose) if rose else rose_argv()
+    plan = _MODULES[agent].plan_install(scope, cwd, home, argv, env)
+    if scope is Scope.PROJECT:
+        plan.notes = [*(plan.notes or []), *_subfolder_note(agent, cwd)]
+    if ephemeral(argv):
+        plan.steps = [*(plan.steps or []), f"this rose runs from a temporary environment ({argv[0]}) that can vanish "
+                      "with its cache, and the hooks with it: install rose (`uv tool install rose-memory` or pipx) "
+                      "and run `rose install` again from there"]
+    return _report(agent, scope, "install", plan, dry_run)
+
+
+def uninstall(agent: Agent, scope: Scope = Scope.PROJECT, cwd: Path | None = None, home: Path | None = None, *,
+              env: Mapping[str, str] | None = None, dry_run: bool = False) -> InstallReport:
+    """Remove exactly what `install` added for ``agent`` at ``scope``; files rose created are deleted, files it
+    changed are put back byte for byte from their backup when nothing else changed in them since."""
+    agent, scope, cwd, home, env = _norm(agent, scope, cwd, home, env)
+    plan = _MODULES[agent].plan_uninstall(scope, cwd, home, env)
+    return _report(agent, scope, "uninstall", plan, dry_run)
+
+
+def wiring_checks(cwd: Path | None = None, home: Path | None = None, *,
+                  env: Mapping[str, str] | None = None) -> list[WiringCheck]:
+    """For `rose doctor`: per agent and scope, what is wired where, whether the hook command still resolves, and
+    whether the hooks would fire (settings file valid, Codex trust in place, Codex project trusted)."""
+    _agent, _scope, cwd, home, env = _norm(Agent.CLAUDE, Scope.PROJECT, cwd, home, env)
+    out: list[WiringCheck] = []
+    for agent, module in _MODULES.items():
+        cli_found = shutil.which(_CLI_NAMES[agent], path=env.get("PATH")) is not None
+        out += module.checks(cwd, home, env, cli_found)
+    return out
+
+
+def _subfolder_note(agent: Agent, cwd: Path) -> list[str]:
+    root = codex.git_root(cwd)
+    if root is None or str(root) == os.path.realpath(cwd):
+        return []
+    if agent is Agent.CLAUDE:  # seen with claude-code 2.1.332: no walking up to the repository root
+        return [f"Claude Code reads {cwd}/.claude/ only when started in {cwd} itself; to cover the whole "
+                f"repository, run rose install in {root}"]
+    return [f"Codex loads {cwd}/.codex/ only when started in {cwd} or below; to cover the whole repository, run "
+            f"rose install in {root}"]
+
+
+def render_reports(reports: Sequence[InstallReport]) -> str:
+    return "\n".join(r.render() for r in reports)
+
+
+def _norm(agent: Agent | str, scope: Scope | str, cwd: Path | None, home: Path | None,
+          env: Mapping[str, str] | None) -> tuple[Agent, Scope, Path, Path, Mapping[str, str]]:
+    return (Agent(agent), Scope(scope), Path(os.path.abspath(cwd if cwd is not None else os.getcwd())),
+            Path(os.path.abspath(home if home is not None else Path.home())), os.environ if env is None else env)
+
+
+def _report(agent: Agent, scope: Scope, operation: str, plan: Plan, dry_run: bool) -> InstallReport:
+    if dry_run:
+        changes = [FileChange(e.path, e.action(), e.detail) for e in plan.edits if not (e.noop and e.before is None)]
+    else:
+        changes = [c for c, e in zip(apply(plan.edits), plan.edits) if not (e.noop and e.before is None)]
+    notes = list(plan.notes or [])
+    if operation == "uninstall":
+        notes += [f"{c.path} changed since rose installed, so rose removed only its own part and kept the "
+                  f"pre-install copy at {c.backup} (delete it when you no longer need it)"
+                  for c in changes if c.action is Action.UPDATED and c.backup is not None]
+    return InstallReport(agent, scope, operation, plan.summary, plan.command, changes, notes,
+                         list(plan.steps or []))

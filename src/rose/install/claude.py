@@ -1,0 +1,168 @@
+"""Claude Code: rose's four hooks in the settings.json of a scope.
+
+    --scope user      $CLAUDE_CONFIG_DIR/settings.json, else ~/.claude/settings.json   (every repository)
+    --scope project   <project>/.claude/settings.json                                  (this project only)
+
+Claude Code silently ignores a settings file that fails its validation, so rose only ever adds the documented shape
+(``{"hooks": [{"type": "command", "command": ..., "timeout": N}]}`` as a group of its own) and refuses to touch a file
+it cannot parse. The Claude Code plugin in the repository (``.claude-plugin/``, ``hooks/hooks.json``) is the other
+way in; it is detected here so the two are not both left running.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from rose.install import jsonhooks
+from rose.install.command import command_executable, display_command, executable_resolves, hook_command
+from rose.install.files import Plan, read_bytes
+from rose.install.hooks import EVENTS, HOOKS
+from rose.install.model import Agent, InstallError, Level, Scope, WiringCheck
+
+AGENT = Agent.CLAUDE
+WHAT = "Claude Code ignores a settings file it cannot parse, so its hooks are off until it is fixed."
+PLUGIN_PREFIX = "rose@"
+
+
+def config_dir(home: Path, env: Mapping[str, str]) -> Path:
+    custom = env.get("CLAUDE_CONFIG_DIR")
+    return Path(custom).expanduser() if custom else home / ".claude"
+
+
+def settings_path(scope: Scope, cwd: Path, home: Path, env: Mapping[str, str]) -> Path:
+    if scope is Scope.USER:
+        return config_dir(home, env) / "settings.json"
+    return cwd / ".claude" / "settings.json"
+
+
+def where(scope: Scope, path: Path) -> str:
+    if scope is Scope.PROJECT:
+        return f"hooks installed for this project only ({path}); use --scope user for every repository"
+    return f"hooks installed for every repository ({path})"
+
+
+def plan_install(scope: Scope, cwd: Path, home: Path, argv: Sequence[str], env: Mapping[str, str]) -> Plan:
+    path = settings_path(scope, cwd, home, env)
+    plan = jsonhooks.plan_install(path, AGENT, HOOKS[AGENT], lambda event: hook_command(argv, AGENT, event), WHAT)
+    notes = []
+    merge = plan.merge
+    if merge and merge.hand_wired:
+        notes.append(f"{', '.join(merge.hand_wired)} already run(s) rose through a hook not written by rose install "
+                     f"in {path}; rose left it as it is and did not add a second one")
+    other = Scope.USER if scope is Scope.PROJECT else Scope.PROJECT
+    other_path = settings_path(other, cwd, home, env)
+    if _wired_events(other_path):
+        notes.append(f"rose's hooks are also wired in {other_path} (--scope {other.value}): each event would run rose "
+                     f"twice; remove one with `rose uninstall --agent claude --scope {other.value}`")
+    if _plugin_enabled(cwd, home, env):
+        notes.append("the rose Claude Code plugin is enabled too: each event would run rose twice; keep one "
+                     "(`claude plugin disable rose@rose`, or `rose uninstall --agent claude`)")
+    return Plan(where(scope, path), [plan.edit], display_command(argv, AGENT), notes=notes)
+
+
+def plan_uninstall(scope: Scope, cwd: Path, home: Path, env: Mapping[str, str]) -> Plan:
+    path = settings_path(scope, cwd, home, env)
+    plan = jsonhooks.plan_uninstall(path, AGENT, WHAT)
+    if plan.removed:
+        summary = f"removed rose's hooks from {path}"
+    else:
+        summary = f"no rose hooks to remove in {path}"
+    return Plan(summary, [plan.edit])
+
+
+# -- doctor --------------------------------------------------------------------------------------------------------
+def _load(path: Path) -> dict | None:
+    """The settings object, None when the file does not exist; InstallError when it is unreadable."""
+    raw = read_bytes(path)
+    data, _style = jsonhooks.parse(path, raw, WHAT)
+    return data if raw is not None else None
+
+
+def _wired_events(path: Path) -> list[str]:
+    try:
+        data = _load(path)
+    except InstallError:
+        return []
+    return sorted({f.hook.event for f in jsonhooks.rose_handlers(data or {}, AGENT)})
+
+
+def _plugin_enabled(cwd: Path, home: Path, env: Mapping[str, str]) -> bool:
+    for path in _all_settings(cwd, home, env):
+        try:
+            data = _load(path) or {}
+        except InstallError:
+            continue
+        plugins = data.get("enabledPlugins")
+        if isinstance(plugins, dict) and any(k.startswith(PLUGIN_PREFIX) and v for k, v in plugins.items()):
+            return True
+    return False
+
+
+def _all_settings(cwd: Path, home: Path, env: Mapping[str, str]) -> list[Path]:
+    return [settings_path(Scope.USER, cwd, home, env), settings_path(Scope.PROJECT, cwd, home, env),
+            cwd / ".claude" / "settings.local.json"]
+
+
+def checks(cwd: Path, home: Path, env: Mapping[str, str], cli_found: bool) -> list[WiringCheck]:
+    out: list[WiringCheck] = []
+    wired_in: list[str] = []
+    scoped = [(Scope.USER, settings_path(Scope.USER, cwd, home, env)),
+              (Scope.PROJECT, settings_path(Scope.PROJECT, cwd, home, env)),
+              (Scope.PROJECT, cwd / ".claude" / "settings.local.json")]
+    for scope, path in scoped:
+        name = f"claude hooks ({scope.value})"
+        try:
+            data = _load(path)
+        except InstallError as exc:
+            out.append(WiringCheck(name, Level.FAIL, f"{exc}", AGENT, scope, path))
+            continue
+        if data is None:
+            continue
+        if data.get("disableAllHooks") is True:
+            out.append(WiringCheck(name, Level.WARN, f"{path} sets disableAllHooks: no hook runs, rose's included",
+                                   AGENT, scope, path))
+        found = jsonhooks.rose_handlers(data, AGENT)
+        if not found:
+            continue
+        wired_in.append(str(path))
+        out += _handler_checks(name, found, scope, path, env)
+    plugin = _plugin_enabled(cwd, home, env)
+    if plugin:
+        wired_in.append("the rose plugin")
+        resolves = executable_resolves("rose", env.get("PATH"))
+        out.append(WiringCheck("claude plugin", Level.OK if resolves else Level.FAIL,
+                               "rose@rose is enabled; its hooks run `rose` from PATH" if resolves else
+                               "rose@rose is enabled but `rose` is not on PATH, so its hooks fail: "
+                               "`uv tool install rose-memory` (or pipx) puts it there", AGENT))
+    if not wired_in:
+        level = Level.WARN if cli_found else Level.INFO
+        out.append(WiringCheck("claude hooks", level, "not wired: `rose install --agent claude` (this project) or "
+                               "`rose install --agent claude --scope user` (every repository)", AGENT))
+    elif len(wired_in) > 1:
+        out.append(WiringCheck("claude hooks", Level.WARN, "wired more than once (" + "; ".join(wired_in) + "): each "
+                               "event runs rose once per place; keep one", AGENT))
+    return out
+
+
+def _handler_checks(name: str, found: list[jsonhooks.Found], scope: Scope, path: Path,
+                    env: Mapping[str, str]) -> list[WiringCheck]:
+    out = []
+    events = {f.hook.event for f in found}
+    missing = [e for e in EVENTS if e not in events]
+    misplaced = [f for f in found if f.hook.event != f.event]
+    broken = sorted({str(command_executable(str(f.handler.get("command")))) for f in found
+                     if not executable_resolves(str(command_executable(str(f.handler.get("command"))) or ""),
+                                                env.get("PATH"))})
+    if broken:
+        out.append(WiringCheck(name, Level.FAIL, f"{path}: the hook command's program {', '.join(broken)} no longer "
+                               "exists (rose moved or was uninstalled): run `rose install` again", AGENT, scope, path))
+    if misplaced:
+        out.append(WiringCheck(name, Level.WARN, f"{path}: " + ", ".join(f"hooks.{f.event} runs `hook claude "
+                               f"{f.hook.event}`" for f in misplaced), AGENT, scope, path))
+    if missing:
+        out.append(WiringCheck(name, Level.WARN, f"{path}: {', '.join(sorted(events))} wired, {', '.join(missing)} "
+                               "missing: run `rose install` again", AGENT, scope, path))
+    elif not broken:
+        kind = "" if all(f.hook.managed for f in found) else " (some wired by hand)"
+        out.append(WiringCheck(name, Level.OK, f"{', '.join(EVENTS)} in {path}{kind}", AGENT, scope, path))
+    return out

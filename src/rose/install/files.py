@@ -1,0 +1,143 @@
+"""Plan, then apply: every file rose edits is computed in full before anything is written.
+
+An agent module turns the user's current files into a list of `FileEdit` (bytes before, bytes after); `apply` then
+writes them. So a malformed file found late never leaves an early file half-installed, installing twice finds
+nothing to write, and a test can look at a plan without touching disk.
+
+Safety rules `apply` keeps:
+* before the first change to an existing file that rose cannot otherwise undo exactly, its bytes are copied to
+  ``<file>.rose-backup`` (never overwritten while it exists); an uninstall that can put it back exactly does, and
+  removes the backup;
+* writes are atomic (temp file, fsync, rename) and keep the file's permission bits;
+* a symlinked settings file (a dotfiles checkout) is edited where it points, the link stays a link;
+* a file that changed on disk since it was read is not overwritten (another program was editing it: run again).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rose.install.model import Action, FileChange, InstallError
+from rose.store.atomic import write_bytes_atomic
+
+BACKUP_SUFFIX = ".rose-backup"
+DEFAULT_MODE = 0o644
+
+
+def real_target(path: Path) -> Path:
+    """Where a write to ``path`` must land: through symlinks, so a link into a dotfiles repo stays a link."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def backup_path(path: Path) -> Path:
+    target = real_target(path)
+    return target.with_name(target.name + BACKUP_SUFFIX)
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """The file's bytes, or None when it does not exist. A directory or unreadable file is an InstallError."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise InstallError(f"{path} is a directory, not a file; rose left it untouched") from None
+    except OSError as exc:
+        raise InstallError(f"cannot read {path}: {exc.strerror or exc}; rose left it untouched") from None
+
+
+def decode(path: Path, raw: bytes) -> str:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InstallError(f"{path} is not UTF-8 text (byte {exc.start}); rose left it untouched") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+@dataclass
+class FileEdit:
+    path: Path
+    before: bytes | None
+    after: bytes | None       # None: the file is removed
+    detail: str = ""
+    keep_backup: bool = False  # copy `before` to <path>.rose-backup before changing it (if no backup exists yet)
+    drop_backup: bool = False  # `after` is the backup put back exactly: remove the backup afterwards
+    prune_dir: bool = False    # after removing the file, remove its folder too if that left it empty
+
+    @property
+    def noop(self) -> bool:
+        return self.before == self.after and not self.drop_backup
+
+    def action(self) -> Action:
+        if self.before == self.after:
+            return Action.UNCHANGED
+        if self.after is None:
+            return Action.REMOVED
+        if self.before is None:
+            return Action.CREATED
+        return Action.RESTORED if self.drop_backup else Action.UPDATED
+
+
+def apply(edits: Iterable[FileEdit]) -> list[FileChange]:
+    edits = list(edits)
+    for edit in edits:  # nothing is written if any file moved under us since it was planned
+        if edit.before != edit.after and read_bytes(edit.path) != edit.before:
+            raise InstallError(f"{edit.path} changed while rose was planning its edit (another program is writing "
+                               "it?); nothing was written, run the command again")
+    changes = []
+    prune: list[Path] = []
+    for edit in edits:
+        action = edit.action()
+        backup = backup_path(edit.path)
+        if action is not Action.UNCHANGED:
+            if edit.keep_backup and edit.before is not None and not backup.exists():
+                _write(backup, edit.before, mode_from=edit.path)
+            if edit.after is None:
+                with contextlib.suppress(FileNotFoundError):
+                    edit.path.unlink()
+                if edit.prune_dir:
+                    prune.append(edit.path.parent)
+            else:
+                _write(real_target(edit.path), edit.after, mode_from=edit.path)
+            if edit.drop_backup:
+                with contextlib.suppress(FileNotFoundError):
+                    backup.unlink()
+        changes.append(FileChange(edit.path, action, edit.detail, backup if backup.exists() else None))
+    for folder in prune:  # after every edit: two files rose created may share the folder
+        with contextlib.suppress(OSError):  # not empty, or gone: leave it
+            folder.rmdir()
+    return changes
+
+
+def _mode(path: Path) -> int:
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return DEFAULT_MODE & ~umask
+
+
+def _write(path: Path, data: bytes, mode_from: Path) -> None:
+    mode = _mode(mode_from)
+    write_bytes_atomic(path, data)  # a temp file is created 0600: put the user's bits back
+    os.chmod(path, mode)
+
+
+@dataclass
+class Plan:
+    """Everything one install / uninstall of one agent and scope will do, before it is done."""
+
+    summary: str
+    edits: list[FileEdit]
+    command: str = ""
+    notes: list[str] | None = None
+    steps: list[str] | None = None
+
+    def __post_init__(self) -> None:
+        self.notes = list(self.notes or [])
+        self.steps = list(self.steps or [])

@@ -1,0 +1,131 @@
+"""The typed records of `rose install` / `rose uninstall` / the wiring checks of `rose doctor`.
+
+`Agent` is the hook adapters' own enum (one name for "claude" / "codex" across rose). `Scope` is where hooks are
+wired: USER (every repository: the agent's settings under the home directory) or PROJECT (only the project the
+command runs in). It is not the store scope of `rose.model.Scope` (project / global lessons).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from rose.errors import RoseError
+from rose.hooks.adapters import Agent, HookName
+
+__all__ = [
+    "Agent",
+    "Scope",
+    "Level",
+    "Action",
+    "HookSpec",
+    "FileChange",
+    "InstallReport",
+    "WiringCheck",
+    "InstallError",
+]
+
+
+class Scope(str, Enum):
+    USER = "user"        # ~/.claude/settings.json, ~/.codex/hooks.json: every repository
+    PROJECT = "project"  # <project>/.claude/settings.json, <project>/.codex/hooks.json: this project only
+
+
+class Level(str, Enum):
+    """Same values as `rose.doctor.Level`, so a wiring check converts to a doctor check one to one."""
+
+    OK = "ok"
+    INFO = "info"
+    WARN = "warn"
+    FAIL = "fail"
+
+
+class Action(str, Enum):
+    CREATED = "created"      # the file did not exist; rose wrote it
+    UPDATED = "updated"      # rose changed an existing file (a backup was kept where needed)
+    UNCHANGED = "unchanged"  # nothing to do: already as wanted (installing twice changes nothing)
+    RESTORED = "restored"    # uninstall put the backup back byte for byte and removed the backup
+    REMOVED = "removed"      # uninstall deleted a file rose had created
+
+
+class InstallError(RoseError):
+    """A file rose must edit cannot be read safely (malformed JSON or TOML, a wrong shape). Nothing was written."""
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    """One hook rose wires: the event, its timeout in seconds (per agent) and why that timeout."""
+
+    event: HookName
+    timeout_s: int
+    why: str
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: Path
+    action: Action
+    detail: str = ""
+    backup: Path | None = None  # where the pre-install copy is (kept until an exact restore)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": str(self.path), "action": self.action.value, "detail": self.detail,
+                "backup": str(self.backup) if self.backup else None}
+
+
+@dataclass
+class InstallReport:
+    """What one `install` / `uninstall` call did for one agent and scope, in words a user can act on."""
+
+    agent: Agent
+    scope: Scope
+    operation: str                    # "install" | "uninstall"
+    summary: str                      # one plain sentence: what is wired where now
+    command: str = ""                 # the hook command rose wired, with <Event> for the event
+    changes: list[FileChange] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # worth knowing, nothing to do
+    steps: list[str] = field(default_factory=list)  # the user must do these for the hooks to fire
+
+    @property
+    def changed(self) -> bool:
+        return any(c.action is not Action.UNCHANGED for c in self.changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"agent": self.agent.value, "scope": self.scope.value, "operation": self.operation,
+                "summary": self.summary, "command": self.command, "changed": self.changed,
+                "changes": [c.to_dict() for c in self.changes], "notes": list(self.notes),
+                "steps": list(self.steps)}
+
+    def render(self) -> str:
+        lines = [f"{self.agent.value}: {self.summary}"]
+        for change in self.changes:
+            text = f"  {change.action.value} {change.path}"
+            if change.detail:
+                text += f": {change.detail}"
+            if change.backup and change.action is Action.UPDATED:
+                text += f" (backup: {change.backup})"
+            lines.append(text)
+        if self.command:
+            lines.append(f"  hook command: {self.command}")
+        lines += [f"  note: {note}" for note in self.notes]
+        lines += [f"  to do: {step}" for step in self.steps]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class WiringCheck:
+    """One line of `rose doctor` about hook wiring. `name` reads like "claude hooks (project)"."""
+
+    name: str
+    level: Level
+    detail: str
+    agent: Agent | None = None
+    scope: Scope | None = None
+    path: Path | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "level": self.level.value, "detail": self.detail,
+                "agent": self.agent.value if self.agent else None,
+                "scope": self.scope.value if self.scope else None,
+                "path": str(self.path) if self.path else None}
