@@ -140,7 +140,7 @@ def test_the_final_schema_is_pinned(layers: Layers) -> None:
     conn = sqlite3.connect(store.index_db_path)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','index')"
                                          " AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'nodes_fts_%'")}
-    assert tables == {"migrations", "nodes", "nodes_family", "nodes_fts", "files", "embeddings"}
+    assert tables == {"migrations", "nodes", "nodes_family", "nodes_fts", "files", "embeddings", "meta"}
     columns = [r[1] for r in conn.execute("PRAGMA table_info(nodes)")]
     assert columns == ["id", "family", "title", "gist", "tags", "body", "level", "status", "origin", "memory_type",
                        "scope", "importance", "parents", "derived_from", "dropped", "tokens", "created",
