@@ -156,9 +156,20 @@ def serve(sock: Path) -> None:
                 return
 
     threading.Thread(target=watchdog, daemon=True).start()
-    # warm the imports the hook path needs before the first request arrives
+    # warm the imports the hook path needs, and the default embedding model, before the first request arrives
     import rose.hooks.entry  # noqa: F401
     import rose.recall  # noqa: F401
+
+    def preload() -> None:
+        from dataclasses import asdict
+
+        from rose.config import EmbedSettings
+
+        defaults = {k: getattr(v, "value", v) for k, v in asdict(EmbedSettings()).items()}
+        with contextlib.suppress(Exception), WARM.lock:
+            WARM.embedder(defaults)
+
+    threading.Thread(target=preload, daemon=True).start()
     try:
         server.serve_forever(poll_interval=0.5)
     finally:
