@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from rose.judge import Judge
     from rose.store import Layers, Store
 
+NEVER_SERVED = ("archived", "demoted")
 DISCLOSURE_MAX = 2        # lessons the second pass may add: it widens recall, it must not flood it
 MAX_PROMPT_CHARS = 8000   # a pasted log is searched by its head; the whole of it never reaches FTS or a model
 
@@ -119,22 +120,16 @@ def _select(stores: list[Store], query: str, settings: Settings, trace: dict[str
     trace["routing_rules"] = rules
     selection = _run_selector(query, found, stores, settings, judge, session_id, cwd, rules, notes, trace, agent)
 
-    by_id = {c.id: c for c in found}
-    picked = [ch for ch in selection.chosen if ch.id in by_id or _lookup(stores, ch.id)]
+    picked = list(selection.chosen)
     if rs.disclosure and picked and selection.ran is not Selector.FORK:
-        extra = _second_pass(stores, query, picked, found, settings, selection.ran, judge, rules, trace, hot)
-        picked += extra
+        picked += _second_pass(stores, query, picked, found, settings, selection.ran, judge, rules, trace, hot)
+    # A selector may name a lower node on purpose (the walk descended to it); archived and demoted ones never serve.
+    located = {c.id: (c.store, c.row) for c in found}
     out = []
-    seen: set[str] = set()
     for ch in picked:
-        if ch.id in seen:
-            continue
-        seen.add(ch.id)
-        hit = by_id.get(ch.id) or _lookup(stores, ch.id)
-        if hit is not None:
-            store, row = (hit.store, hit.row) if isinstance(hit, search.Candidate) else hit
-            if row.servable or ch.verdict in ("relevant", "maybe", "unresolved"):
-                out.append((store, row, f"{selection.ran.value}: {ch.reason}"))
+        hit = located.get(ch.id) or _lookup(stores, ch.id)
+        if hit is not None and hit[1].status not in NEVER_SERVED and ch.id not in {r.id for _s, r, _w in out}:
+            out.append((hit[0], hit[1], f"{selection.ran.value}: {ch.reason}"))
     return out, notes
 
 
