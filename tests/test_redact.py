@@ -272,6 +272,8 @@ _INLINE = {
 }
 
 NEGATIVES: list[tuple[str, str]] = [
+    ("fetch-credentials-option", "const r = await fetch(url, {credentials: 'include', mode: 'cors'});\n"),
+    ("actions-id-token-permission", "permissions:\n  id-token: write\n  contents: read\n"),
     ("def-get-token", "class Client:\n    def get_token(self):\n        return self._token\n"),
     ("token-from-tokenizer", "token = self.tokenizer.next()\nwhile token:\n    token = self.tokenizer.next()\n"),
     ("password-hash-call", "password_hash = bcrypt.hashpw(password.encode(), bcrypt.gensalt())\n"),

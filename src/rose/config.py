@@ -68,8 +68,9 @@ class RecallSettings:
     selector_max_tool_calls: int = knob(8, "Tool calls the fork selector may make; the user is waiting.")
     selector_timeout_s: float = knob(20.0, "Deadline for any selector; past it recall falls back to hybrid.")
     candidates: int = knob(20, "Candidates the no-model search hands to a selector.")
-    rrf_k: int = knob(60, "Reciprocal rank fusion constant: larger flattens the rank curve.")
-    dense_weight: float = knob(0.7, "Weight of the dense rank list in fusion (lexical is 1.0); the offline model is weak.")
+    rrf_k: int = knob(20, "Reciprocal rank fusion constant: larger flattens the rank curve (20 ranked best, bench).")
+    dense_weight: float = knob(0.2, "Weight of the dense list in fusion (lexical is 1.0): the offline model helps on "
+                               "prompts that name nothing, and costs precision when weighted more (bench).")
     recency_half_life_days: float = knob(30.0, "Half-life of the recency boost given to recently used lessons.")
     disclosure: bool = knob(True, "A second search pass seeded by the first results' titles, tags and neighbours.")
     strategy: DescentStrategy = knob(DescentStrategy.DELTA_PATCH, "How a failed short form recovers dropped detail.")

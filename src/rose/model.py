@@ -14,6 +14,13 @@ from typing import Any
 ID_HEX_CHARS = 6  # n_xxxxxx: 16.7M ids per prefix; collisions are checked against the store when minting
 
 
+class Agent(str, Enum):
+    """The coding agents rose runs inside."""
+
+    CLAUDE = "claude"
+    CODEX = "codex"
+
+
 class Status(str, Enum):
     ACTIVE = "active"
     SUPERSEDED = "superseded"

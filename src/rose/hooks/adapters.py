@@ -12,12 +12,9 @@ from enum import Enum
 from typing import Any
 
 from rose.hooks import MAX_PAYLOAD_BYTES
+
+from rose.model import Agent
 SYNTHETIC_PREFIXES = ("<task-notification>",)  # background-agent notifications arrive as fake user prompts
-
-
-class Agent(str, Enum):
-    CLAUDE = "claude"
-    CODEX = "codex"
 
 
 class HookName(str, Enum):

@@ -16,7 +16,8 @@ from rose.store import Store
 from rose.store.index import IndexRow
 
 LEXICAL_DEPTH = 50       # how deep each rank list goes before fusion
-DENSE_FLOOR = 0.35       # cosine below this is noise for the offline model (measured on bench/recall set)
+DENSE_FLOOR = 0.45       # a dense-only match needs this cosine: the best wrong lesson clears it on ~25% of prompts
+                         # (bench/recall_quality: needed lessons median 0.42, best wrong one 0.39)
 RECENCY_BOOST = 0.5      # up to +50% for a lesson used today, halving every recency_half_life_days
 IMPORTANCE_SPAN = 0.5    # importance maps to a 0.75x .. 1.25x multiplier: relevance stays primary
 

@@ -74,7 +74,9 @@ MIGRATIONS: list[tuple[str, str]] = [
 ]
 
 FULL_SCAN_EVERY_S = 120  # on the per-prompt path, a per-file scan at least this often (see Index.sync)
-BM25_WEIGHTS = (0.0, 4.0, 2.5, 2.0, 1.0)  # id, title, gist, tags, body: short routing fields count most
+# id, title, gist, tags, body. Measured on bench/recall_quality (bench/bench_retrieval.py): heavy title weights
+# over-reward one generic word in a short title; equal weights with the body slightly ahead ranked best.
+BM25_WEIGHTS = (0.0, 1.0, 1.0, 1.0, 1.5)
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 

@@ -169,6 +169,9 @@ def _lower(text: str) -> str:
 _KEYWORDS = frozenset({
     "none", "null", "nil", "true", "false", "yes", "no", "on", "off", "undefined", "nan", "~",
     "required", "optional", "hidden", "masked", "redacted", "unset", "empty", "n/a", "tbd", "todo",
+    # well-known option values that sit under credential-like keys: fetch(..., {credentials: 'include'}),
+    # GitHub Actions `permissions: id-token: write`
+    "include", "omit", "same-origin", "write", "read",
     # documentation placeholders: user:password@host, api_key = "token"
     "password", "pass", "passwd", "pwd", "pw", "secret", "token", "key", "apikey", "api_key", "api-key",
 })

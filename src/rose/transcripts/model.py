@@ -26,10 +26,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-
-class Agent(str, Enum):
-    CLAUDE = "claude"
-    CODEX = "codex"
+from rose.model import Agent  # noqa: F401 - re-exported: the agents rose runs inside
 
 
 class Role(str, Enum):

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Regenerate lessons.jsonl and prompts.jsonl from the hand-written sources in authoring/.
+
+    .venv/bin/python bench/recall_quality/build.py          (writes both files, prints checks)
+    .venv/bin/python bench/recall_quality/build.py --check  (only checks; exit 1 on a problem)
+
+Lesson ids are `n_` + 6 hex digits derived from the authoring key, so they are stable across rebuilds and
+the JSONL stays diff-friendly. The JSONL files are the dataset; authoring/ is where they are edited.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sqlite3
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from authoring import (lessons_corvid, lessons_dev, lessons_extra, lessons_infra, lessons_ops,  # noqa: E402
+                       lessons_quality, lessons_services)
+from authoring.prompts_src import PROMPTS  # noqa: E402
+
+FAMILIES = {
+    "deploy": lessons_infra.DEPLOY, "database": lessons_infra.DATABASE,
+    "testing": lessons_quality.TESTING, "ci": lessons_quality.CI,
+    "http": lessons_services.HTTP, "caching": lessons_services.CACHING, "auth": lessons_services.AUTH,
+    "frontend": lessons_dev.FRONTEND, "git": lessons_dev.GIT, "packaging": lessons_dev.PACKAGING,
+    "observability": lessons_ops.OBSERVABILITY, "performance": lessons_ops.PERFORMANCE, "style": lessons_ops.STYLE,
+    "corvid": lessons_corvid.CORVID,
+}
+
+
+def lesson_id(key: str) -> str:
+    return "n_" + hashlib.sha1(f"rose-retrieval-set:{key}".encode()).hexdigest()[:6]
+
+
+def lessons() -> list[dict]:
+    out = []
+    for family, rows in FAMILIES.items():
+        rows = rows + lessons_extra.EXTRA.get(family, [])
+        for key, title, gist, body, tags in rows:
+            out.append({"id": lesson_id(key), "key": key, "family": family, "title": title, "gist": gist,
+                        "body": body, "tags": tags.split()})
+    return out
+
+
+def prompts(by_key: dict[str, dict]) -> list[dict]:
+    out = []
+    for n, (text, keys, unnamed) in enumerate(PROMPTS, 1):
+        ks = keys.split()
+        missing = [k for k in ks if k not in by_key]
+        if missing:
+            raise SystemExit(f"prompt {n} needs unknown lesson key(s) {missing}: {text!r}")
+        out.append({"id": f"q{n:03d}", "prompt": text, "needs": [by_key[k]["id"] for k in ks], "needs_keys": ks,
+                    "unnamed": unnamed})
+    return out
+
+
+def shared_words(prompt: str, lesson: dict, fields: tuple[str, ...] = ("title", "gist", "tags")) -> list[str]:
+    """Content words of the prompt that FTS5 (porter, unicode61, rose's stopwords) matches in the given fields."""
+    from rose.store.index import fts_query
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(title, gist, tags, body, tokenize='porter unicode61')")
+    conn.execute("INSERT INTO t VALUES (?,?,?,?)", (lesson["title"], lesson["gist"], " ".join(lesson["tags"]),
+                                                    lesson["body"]))
+    cols = "{" + " ".join(fields) + "}"
+    hits = []
+    for term in (t for t in fts_query(prompt).split(" OR ") if t):
+        if conn.execute("SELECT 1 FROM t WHERE t MATCH ?", (f"{cols} : {term}",)).fetchone():
+            hits.append(term.strip('"'))
+    conn.close()
+    return hits
+
+
+def check(ls: list[dict], ps: list[dict]) -> list[str]:
+    problems = []
+    ids = [x["id"] for x in ls]
+    if len(set(ids)) != len(ids):
+        problems.append("duplicate lesson ids")
+    if len({x["key"] for x in ls}) != len(ls):
+        problems.append("duplicate lesson keys")
+    by_id = {x["id"]: x for x in ls}
+    for x in ls:
+        if not re.fullmatch(r"n_[0-9a-f]{6}", x["id"]):
+            problems.append(f"bad id {x['id']}")
+        sentences = len(re.findall(r"[.!?](\s|$)", x["body"]))
+        if not 1 <= sentences <= 6:
+            problems.append(f"{x['key']}: body has {sentences} sentences")
+    for p in ps:
+        if not 1 <= len(p["needs"]) <= 3:
+            problems.append(f"{p['id']}: needs {len(p['needs'])} lessons")
+        if p["unnamed"]:
+            for nid in p["needs"]:
+                words = shared_words(p["prompt"], by_id[nid])
+                if words:
+                    problems.append(f"{p['id']} unnamed but shares {words} with {by_id[nid]['key']}")
+    return problems
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+    ls = lessons()
+    ps = prompts({x["key"]: x for x in ls})
+    problems = check(ls, ps)
+    for line in problems:
+        print("PROBLEM", line)
+    fams = {x["family"] for x in ls}
+    unused = {x["key"] for x in ls} - {k for p in ps for k in p["needs_keys"]}
+    print(f"{len(ls)} lessons in {len(fams)} families, {len(ps)} prompts, "
+          f"{sum(p['unnamed'] for p in ps)} unnamed, {sum(len(p['needs']) > 1 for p in ps)} multi-lesson, "
+          f"{len(unused)} lessons needed by no prompt")
+    if not args.check and not problems:
+        with open(HERE / "lessons.jsonl", "w", encoding="utf-8") as f:
+            for x in ls:
+                f.write(json.dumps(x, ensure_ascii=False) + "\n")
+        with open(HERE / "prompts.jsonl", "w", encoding="utf-8") as f:
+            for p in ps:
+                f.write(json.dumps(p, ensure_ascii=False) + "\n")
+        print("wrote lessons.jsonl and prompts.jsonl")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
