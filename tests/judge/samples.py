@@ -188,14 +188,9 @@ def samples() -> list[Sample]:
         bad_checks={
             "NONE with lessons": edit(good, lambda a: a.update(decision="NONE")),
             "LEARN without lessons": edit(good, lambda a: a.update(lessons=[])),
-            "unknown handle": edit(good, lambda a: a["orientation"][0].update(evidence=["session://s1/message/9"])),
-            "orientation cites assistant": edit(good, lambda a: a["orientation"][0].update(
-                evidence=["session://s1/message/2"])),
             "experience too short": edit(with_exp, lambda a: a["experience"].update(objective="short")),
             "experience too long": edit(with_exp, lambda a: a["experience"].update(
                 durable_knowledge=" ".join(["w"] * 500))),
-            "experience only assistant evidence": edit(with_exp, lambda a: a["experience"].update(
-                evidence=["session://s1/message/2"])),
         },
         more_good=[with_exp,
                    {"decision": "NONE", "lessons": [], "orientation": [], "experience": None},

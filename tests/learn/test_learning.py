@@ -202,10 +202,10 @@ def test_a_judge_that_does_not_answer_leaves_the_session_queued(no_cache_setting
 RULE = "From now on always run `uv run pytest` before you say something is fixed."
 
 
-def _mint_session(layers: Layers, tmp_path: Path, extract: dict, **more) -> Script:
+def _mint_session(layers: Layers, tmp_path: Path, extract: dict, session: str = "s-mint", **more) -> Script:
     transcript = tmp_path / "t.jsonl"
     shutil.copy(FIXTURES / "claude_rich.jsonl", transcript)
-    call_hook("claude", "SessionEnd", {"session_id": "s-mint", "transcript_path": str(transcript),
+    call_hook("claude", "SessionEnd", {"session_id": session, "transcript_path": str(transcript),
                                        "cwd": str(layers.cwd), "hook_event_name": "SessionEnd"})
     script = Script(assess={"outcome": "success", "accepted_summary": "done", "lessons": []}, extract=extract,
                     **more)
@@ -387,3 +387,41 @@ def test_repository_content_never_makes_a_global_lesson(layers: Layers) -> None:
     assert scope is Scope.PROJECT and "repository content" in why and script.calls == []
     scope, why = decide_scope(layers, NewLesson(body="x", from_user=True), script.judge())
     assert scope is Scope.GLOBAL and "scope judgement" in why
+
+
+def _orientation(*handles: str) -> dict:
+    return {"decision": "NONE", "lessons": [], "experience": None, "orientation": [
+        {"title": "Checkout tests use the fake payment client",
+         "body": "The checkout tests run against a fake payment client; the real one is never called in tests.",
+         "evidence": list(handles)}]}
+
+
+def test_orientation_must_cite_user_or_tool_messages(no_cache_settings: Layers, tmp_path: Path) -> None:
+    from rose.transcripts import Role, read_transcript
+
+    conv = read_transcript(FIXTURES / "claude_rich.jsonl")
+    assistant = next(m.n for m in conv.messages if m.role is Role.ASSISTANT and m.text.strip())
+    tool = next(m.n for m in conv.messages if m.role is Role.TOOL)
+    layers = no_cache_settings
+    _mint_session(layers, tmp_path, _orientation(f"session://s-mint/message/{assistant}"),
+                  verify={"supported": True, "reason": "x"})
+    assert list(layers.project.iter_nodes()) == []                   # assistant prose is never evidence
+    script = _mint_session(layers, tmp_path, _orientation(f"session://s-two/message/{tool}"), session="s-two",
+                           verify={"supported": True, "reason": "the test output shows it"})
+    [node] = list(layers.project.iter_nodes())
+    assert node.memory_type.value == "orientation" and node.scope is Scope.PROJECT
+    assert "scope" not in script.names()                             # repository content: project, no question
+
+
+def test_experience_is_only_asked_for_behind_the_value_gate(no_cache_settings: Layers, tmp_path: Path) -> None:
+    layers = no_cache_settings
+    seen = []
+    _mint_session(layers, tmp_path, lambda r: seen.append(r.want_experience) or
+                  {"decision": "NONE", "lessons": [], "orientation": [], "experience": None})
+    assert seen == [True]   # a session judged successful with user and tool evidence is worth the question
+    from rose.learn.mint import _experience_worth_asking
+    from rose.model import Outcome
+    from rose.transcripts import counts, read_transcript
+
+    small = counts(read_transcript(FIXTURES / "claude_rich.jsonl"))
+    assert not _experience_worth_asking(Outcome.UNKNOWN, small)   # unknown outcome needs a large trajectory

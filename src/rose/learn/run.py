@@ -6,11 +6,12 @@ orphan outlives it.
 """
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from pathlib import Path
 
-DEADLINE_S = 15 * 60
+DEADLINE_S = float(os.environ.get("ROSE_LEARNER_DEADLINE_S", 15 * 60))  # a learner never runs longer than this
 
 
 class Deadline(BaseException):
@@ -35,17 +36,17 @@ def main(argv: list[str] | None = None) -> int:
     store = Store(root, Scope.GLOBAL if root == global_root() else Scope.PROJECT)
     if hasattr(signal, "SIGALRM"):
         signal.signal(signal.SIGALRM, _on_alarm)
-        signal.alarm(DEADLINE_S)
+        signal.setitimer(signal.ITIMER_REAL, DEADLINE_S)
     try:
         for result in run_queue(store):
             if not result.done:
                 log_line(store, f"{result.job.name}: not done: {result.detail}")
     except Deadline:
-        log_line(store, f"deadline of {DEADLINE_S}s reached: stopping; unfinished jobs stay queued")
+        log_line(store, f"deadline of {DEADLINE_S:.0f}s reached: stopping; unfinished jobs stay queued")
         return 3
     finally:
         if hasattr(signal, "SIGALRM"):
-            signal.alarm(0)
+            signal.setitimer(signal.ITIMER_REAL, 0)
     return 0
 
 

@@ -7,7 +7,7 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from rose.judge import schema as sch
-from rose.judge.calls.base import REASON, Call, Candidate, Message, duplicate_ids
+from rose.judge.calls.base import REASON, Call, Candidate, Message
 from rose.judge.prompt import Prompt, one_line
 from rose.model import Outcome, Scope
 
@@ -163,9 +163,8 @@ def _check_extract(d: dict[str, Any], r: ExtractRequest) -> list[str]:
         out.append("lessons: decision LEARN needs at least one lesson")
     # Quotes are deliberately not checked here: a quote that is not the user's words rejects that one lesson
     # (rose.learn.mint checks each against the full transcript), not the whole answer.
-    roles = {m.handle: m.role for m in r.messages}
-    for i, rec in enumerate(d["orientation"]):
-        out += _evidence(rec["evidence"], roles, f"orientation[{i}].evidence", need_all=True)
+    # Orientation and experience evidence is checked per record in rose.learn.mint: one record citing the wrong
+    # message is rejected alone, the rest of the answer stands.
     exp = d["experience"]
     if exp is not None:
         if not r.want_experience:
@@ -174,19 +173,6 @@ def _check_extract(d: dict[str, Any], r: ExtractRequest) -> list[str]:
         lo, hi = EXPERIENCE_WORDS
         if not lo <= words <= hi:
             out.append(f"experience: {words} words; an experience record has {lo} to {hi}")
-        out += _evidence(exp["evidence"], roles, "experience.evidence", need_all=False)
-    return out
-
-
-def _evidence(handles: list[str], roles: dict[str, str], where: str, need_all: bool) -> list[str]:
-    out = duplicate_ids(handles, where)
-    unknown = [h for h in handles if h not in roles]
-    out += [f"{where}: {h!r} is not a handle in the transcript" for h in unknown]
-    real = [h for h in handles if roles.get(h) in EVIDENCE_ROLES]
-    if need_all and len(real) != len(handles) and not unknown:
-        out.append(f"{where}: every handle must be a user or tool message")
-    if not need_all and not real:
-        out.append(f"{where}: needs at least one user or tool message")
     return out
 
 
