@@ -35,8 +35,8 @@ def _wait_socket(timeout: float = 60) -> Path:
     sock = client.socket_path()
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if client.request(sock, {"op": "ping"}, 1.0) is None and sock.exists():
-            return sock  # answered (an unknown op is an error reply, which request() maps to None) and listening
+        if client.request(sock, {"op": "ping"}, 1.0) is None and os.path.exists(sock):
+            return Path(sock)  # answered (an unknown op is an error reply, which request() maps to None) and listening
         time.sleep(0.2)
     pytest.fail(f"no warm helper at {sock}")
 
@@ -50,7 +50,7 @@ def test_the_helper_answers_hooks_and_dense_queries_then_exits_when_idle(project
     first = run_rose("hook", "claude", "UserPromptSubmit", cwd=project, input=_payload(project, "add retries").decode())
     assert "Retry policy" in json.loads(first.stdout)["systemMessage"]
     sock = _wait_socket()
-    pid = int(sock.with_suffix(".pid").read_text())
+    pid = int(Path(client.sibling(str(sock), ".pid")).read_text())
     # the next prompt is answered by the helper, with the same kind of answer
     answered = client.run_hook(["claude", "UserPromptSubmit"], _payload(project, "add retries", session="w2"))
     assert answered is not None
@@ -80,7 +80,7 @@ def test_the_helper_answers_hooks_and_dense_queries_then_exits_when_idle(project
     while time.time() < deadline and _alive(pid):
         time.sleep(0.5)
     assert not _alive(pid), "the helper outlived its idle deadline"
-    assert not sock.exists() and not sock.with_suffix(".pid").exists()
+    assert not sock.exists() and not os.path.exists(client.sibling(str(sock), ".pid"))
 
 
 def _alive(pid: int) -> bool:
@@ -104,7 +104,7 @@ def test_helpers_are_per_environment(tmp_path: Path, monkeypatch: pytest.MonkeyP
     b = client.socket_path()
     monkeypatch.setenv("HOME", str(tmp_path / "other"))
     c = client.socket_path()
-    assert len({a, b, c}) == 3 and all(len(str(p)) < 100 for p in (a, b, c))
+    assert len({a, b, c}) == 3 and all(len(p) < 100 for p in (a, b, c))
 
 
 def test_no_helper_is_started_when_they_are_switched_off(project: Path, tmp_path: Path,
@@ -118,6 +118,6 @@ def test_no_helper_is_started_when_they_are_switched_off(project: Path, tmp_path
 def test_the_client_imports_stay_lean() -> None:
     code = ("import sys; import rose.warm.client, rose.hooks.entry;"
             "heavy = [m for m in ('argparse', 'yaml', 'rose.store', 'rose.recall', 'rose.judge', 'subprocess',"
-            " 'dataclasses', 'sqlite3') if m in sys.modules]; assert not heavy, heavy")
+            " 'dataclasses', 'sqlite3', 'pathlib', 'typing') if m in sys.modules]; assert not heavy, heavy")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

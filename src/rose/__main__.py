@@ -1,5 +1,5 @@
 import sys
 
-from rose.cli import main
+from rose.launcher import main
 
 sys.exit(main())

@@ -134,6 +134,40 @@ class Claim:
 
 
 @dataclass
+class Trial:
+    """A descent in progress: detail attached under a compressed lesson after it failed, awaiting the next outcome.
+
+    Descent crosses sessions: the failure is only known when a session ends, so the chosen candidate is attached
+    to the lesson's served text and the next episode that uses the lesson decides (see rose.compress.descent).
+    """
+
+    episode: str                                          # the failed episode that opened it
+    strategy: str = "delta-patch"                         # delta-patch | delta-jump | stepwise
+    kind: str = "claim"                                   # claim | node | level0: what is attached
+    attached: list[str] = field(default_factory=list)    # claim texts (claim) or node ids (node, level0)
+    claims: list[str] = field(default_factory=list)      # the manifest claims this attempt tests
+    queue: list[list[str]] = field(default_factory=list)  # the next candidates, best first, same shape as attached
+    tries: int = 1                                        # candidates attached so far
+    idle: int = 0                                         # episodes that used the lesson without using the detail
+    opened: str = field(default_factory=now_iso)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"episode": self.episode, "strategy": self.strategy, "kind": self.kind,
+                "attached": list(self.attached), "claims": list(self.claims),
+                "queue": [list(q) for q in self.queue], "tries": self.tries, "idle": self.idle,
+                "opened": self.opened}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Trial:
+        data = data or {}
+        return cls(episode=_as_str(data.get("episode")), strategy=_as_str(data.get("strategy")) or "delta-patch",
+                   kind=_as_str(data.get("kind")) or "claim", attached=_str_list(data.get("attached")),
+                   claims=_str_list(data.get("claims")),
+                   queue=[_str_list(q) for q in (data.get("queue") or [])], tries=int(data.get("tries") or 1),
+                   idle=int(data.get("idle") or 0), opened=_as_str(data.get("opened")) or now_iso())
+
+
+@dataclass
 class Stats:
     attempts: int = 0     # times served on work whose outcome was judged
     successes: int = 0    # served, used, and the work succeeded
@@ -182,11 +216,24 @@ class Node:
     created: str = field(default_factory=now_iso)
     use_count: int = 0
     unreconciled: bool = False                              # stored without a backend; reconciled later
+    # -- compression and descent (rose.compress); written to the file only when set ---------------------------
+    spans: list[str] | None = None                          # sentences observed doing work; None = no evidence yet
+    heldout_passed: int = 0                                 # held-out episodes the accepted form reproduced
+    heldout_total: int = 0                                  # held-out episodes replayed after acceptance
+    trials: list[Trial] = field(default_factory=list)       # descents in progress (detail under trial)
+    gaps: list[str] = field(default_factory=list)           # failed episodes even level 0 could not explain
+    last_attempt: str = ""                                  # last compression or merge attempt (for the cooldown)
+    last_attempt_successes: int = 0                         # stats.successes then: each attempt is earned anew
     extra: dict[str, Any] = field(default_factory=dict)     # unknown frontmatter keys, kept verbatim
 
     @property
     def is_apex(self) -> bool:
         return not self.parents
+
+    @property
+    def heldout_pass_rate(self) -> float | None:
+        """Share of held-out episodes reproduced after acceptance; None when none were replayed."""
+        return self.heldout_passed / self.heldout_total if self.heldout_total else None
 
     def to_dict(self) -> dict[str, Any]:
         """Frontmatter order: identity and routing view first, bookkeeping last. `body` is not frontmatter."""
@@ -201,14 +248,27 @@ class Node:
             "outcome": self.outcome.value, "created": self.created, "use_count": self.use_count,
             "unreconciled": self.unreconciled,
         }
+        if self.spans is not None:
+            out["spans"] = list(self.spans)
+        if self.heldout_total:
+            out["heldout"] = {"passed": self.heldout_passed, "total": self.heldout_total}
+        if self.trials:
+            out["trials"] = [t.to_dict() for t in self.trials]
+        if self.gaps:
+            out["gaps"] = list(self.gaps)
+        if self.last_attempt:
+            out["last_attempt"] = self.last_attempt
+        if self.last_attempt_successes:
+            out["last_attempt_successes"] = self.last_attempt_successes
         for key, value in self.extra.items():
             out.setdefault(key, value)
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], body: str) -> Node:
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} | {"heldout"}
         extra = {k: v for k, v in data.items() if k not in known and k != "body"}
+        heldout = data.get("heldout") if isinstance(data.get("heldout"), dict) else {}
         missing = [k for k in ("id", "family", "title") if not data.get(k)]
         if missing:
             raise ValueError(f"missing required field(s): {', '.join(missing)}")
@@ -226,6 +286,11 @@ class Node:
             tags=_str_list(data.get("tags")), evidence=_str_list(data.get("evidence")),
             outcome=Outcome(data.get("outcome") or "unknown"), created=_as_str(data.get("created")) or now_iso(),
             use_count=int(data.get("use_count") or 0), unreconciled=bool(data.get("unreconciled", False)),
+            spans=None if data.get("spans") is None else _str_list(data.get("spans")),
+            heldout_passed=int(heldout.get("passed") or 0), heldout_total=int(heldout.get("total") or 0),
+            trials=[Trial.from_dict(t) for t in (data.get("trials") or [])], gaps=_str_list(data.get("gaps")),
+            last_attempt=_as_str(data.get("last_attempt")),
+            last_attempt_successes=int(data.get("last_attempt_successes") or 0),
             extra=extra,
         )
 

@@ -37,6 +37,14 @@ def status(r: StatusReport) -> str:
     out.append(f"precision {_pct(p.value)}" + (f" ({p.used} used / {p.served} served)" if p.served else ""))
     for fam, fp in r.precision_by_family.items():
         out.append(f"  {fam:<20} {_pct(fp.value)} ({fp.used}/{fp.served})")
+    c = r.compression
+    if c.compressed or c.merged or c.evaluated or c.demoted:
+        held = (f"held-out {c.heldout_passed}/{c.heldout_total} reproduced ({c.heldout_rate:.0%}) over {c.evaluated}"
+                f" evaluated" if c.heldout_total else "no held-out evaluation yet")
+        out.append(f"compression {c.compressed} compressed, {c.merged} merged; {held}, {c.demoted} demoted")
+    if c.sticky or c.open_trials or c.gaps:
+        out.append(f"descent  {c.rescues} rescues by {c.sticky} sticky patches, {c.open_trials} in progress, "
+                   f"{c.gaps} knowledge gaps")
     if r.stages:
         out.append("model calls, last 7 days:")
         for stage, c in r.stages.items():
@@ -54,7 +62,15 @@ def tree(lines: list[TreeLine]) -> str:
         status = "" if line.status == "active" else f" [{line.status}]"
         scope = " (global)" if line.scope == "global" else ""
         tail = "  ↑ see above" if line.repeat else ""
+        if line.heldout_total:
+            tail += f"  held-out {line.heldout_passed}/{line.heldout_total}"
+        if line.gaps:
+            tail += f"  {line.gaps} knowledge gap{'' if line.gaps == 1 else 's'}"
         out.append(f"{pad}L{line.level} {line.id} {line.family}/{line.title}{status}{scope}{tail}")
+        for trial in line.trials:
+            what = ", ".join(trial["attached"]) if trial["kind"] != "claim" else "; ".join(trial["attached"])
+            out.append(f"{'  ' * (line.depth + 2)}~ under trial ({trial['strategy']}, {trial['kind']}, "
+                       f"try {trial['tries']}, after {trial['episode']}): {' '.join(what.split())[:160]}")
         for claim in line.dropped:
             rescues = f", {claim['rescues']} rescues" if claim.get("rescues") else ""
             out.append(f"{'  ' * (line.depth + 2)}- dropped ({claim['kind']}{rescues}, held by "

@@ -42,6 +42,26 @@ class StageCost:
 
 
 @dataclass
+class CompressionSummary:
+    """Compression and descent at a glance: held-out evaluation, demotions, rescues, descents in progress, gaps."""
+
+    compressed: int = 0        # lessons made by compression (any status)
+    merged: int = 0            # shared parents made by merge
+    heldout_passed: int = 0
+    heldout_total: int = 0
+    evaluated: int = 0         # nodes with a held-out measurement
+    demoted: int = 0
+    sticky: int = 0            # dropped claims re-attached because they rescued before
+    rescues: int = 0           # rescues credited to those claims
+    open_trials: int = 0       # descents waiting for the next outcome
+    gaps: int = 0              # failures even level 0 could not explain
+
+    @property
+    def heldout_rate(self) -> float | None:
+        return self.heldout_passed / self.heldout_total if self.heldout_total else None
+
+
+@dataclass
 class StatusReport:
     stores: list[StoreSummary]
     families: dict[str, int]
@@ -53,9 +73,11 @@ class StatusReport:
     precision: Precision
     precision_by_family: dict[str, Precision]
     stages: dict[str, StageCost] = field(default_factory=dict)
+    compression: CompressionSummary = field(default_factory=CompressionSummary)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data["compression"]["heldout_rate"] = self.compression.heldout_rate
         data["precision"] = {**data["precision"], "value": self.precision.value}
         data["precision_by_family"] = {k: {**asdict(v), "value": v.value}
                                        for k, v in self.precision_by_family.items()}
@@ -88,7 +110,32 @@ def status(layers: Layers) -> StatusReport:
         precision=precision,
         precision_by_family=by_family,
         stages=_stage_costs(stores),
+        compression=_compression(stores),
     )
+
+
+def _compression(stores: list[Store]) -> CompressionSummary:
+    """Read only the nodes compression touched (a level above 0, a manifest, or demoted): the rest have nothing."""
+    out = CompressionSummary()
+    for store in stores:
+        for row in store.rows():
+            if row.level == 0 and not row.dropped and row.status != "demoted":
+                continue
+            try:
+                node = store.get(row.id)
+            except Exception:  # noqa: BLE001 - unreadable files are reported by the store summary
+                continue
+            out.compressed += node.origin.value == "compression"
+            out.merged += node.origin.value == "merge"
+            out.heldout_passed += node.heldout_passed
+            out.heldout_total += node.heldout_total
+            out.evaluated += bool(node.heldout_total)
+            out.demoted += node.status.value == "demoted"
+            out.sticky += sum(1 for c in node.dropped if c.rescues > 0)
+            out.rescues += sum(c.rescues for c in node.dropped)
+            out.open_trials += len(node.trials)
+            out.gaps += len(node.gaps)
+    return out
 
 
 def _precision(stores: list[Store], family_of: dict[str, str]) -> tuple[Precision, dict[str, Precision], int]:
@@ -143,6 +190,10 @@ class TreeLine:
     scope: str
     repeat: bool                 # already drawn above (a node with several parents)
     dropped: list[dict[str, Any]]
+    heldout_passed: int = 0
+    heldout_total: int = 0
+    trials: list[dict[str, Any]] = field(default_factory=list)
+    gaps: int = 0
 
 
 def tree(layers: Layers, family: str | None = None) -> list[TreeLine]:
@@ -155,10 +206,14 @@ def tree(layers: Layers, family: str | None = None) -> list[TreeLine]:
             if family is None or r.family == family:
                 rows.setdefault(r.id, (r, store.scope.value))
     manifests: dict[str, list[dict[str, Any]]] = {}
+    more: dict[str, dict[str, Any]] = {}
     for store in stores:
         for node_id, (row, _scope) in rows.items():
-            if row.dropped and node_id not in manifests and store.has(node_id):
-                manifests[node_id] = [c.to_dict() for c in store.get(node_id).dropped]
+            if (row.dropped or row.level or row.status == "demoted") and node_id not in more and store.has(node_id):
+                node = store.get(node_id)
+                manifests[node_id] = [c.to_dict() for c in node.dropped]
+                more[node_id] = {"heldout_passed": node.heldout_passed, "heldout_total": node.heldout_total,
+                                 "trials": [t.to_dict() for t in node.trials], "gaps": len(node.gaps)}
     out: list[TreeLine] = []
     drawn: set[str] = set()
 
@@ -166,7 +221,8 @@ def tree(layers: Layers, family: str | None = None) -> list[TreeLine]:
         row, scope = rows[node_id]
         repeat = node_id in drawn
         out.append(TreeLine(depth, node_id, row.level, row.status, row.title, row.family, scope, repeat,
-                            [] if repeat else manifests.get(node_id, [])))
+                            [] if repeat else manifests.get(node_id, []),
+                            **({} if repeat else more.get(node_id, {}))))
         if repeat:
             return
         drawn.add(node_id)

@@ -19,17 +19,26 @@ class VectorTable:
         self.model = model
         self._conn = sqlite3.connect(db_path, timeout=5, check_same_thread=False)
         self._conn.execute("PRAGMA busy_timeout=5000")
-        self._version = -1
+        self._version: tuple[int, int] = (-1, -1)
+        self._data_version = -1
         self.ids: list[str] = []
         self.matrix = np.zeros((0, 0), dtype=np.float32)
 
-    def version(self) -> int:
-        """Changes whenever another connection commits to the index (SQLite's data_version)."""
-        return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+    def version(self) -> tuple[int, int]:
+        """Changes whenever a vector of this space is added, replaced or removed (not on other index writes)."""
+        row = self._conn.execute("SELECT count(*), coalesce(max(rowid), 0) FROM embeddings WHERE model=?",
+                                 (self.model,)).fetchone()
+        return int(row[0]), int(row[1])
 
     def refresh(self) -> None:
+        # data_version is free and changes on any commit by another connection; only then is the (table-scanning)
+        # vector version worth asking, and only a changed vector version reloads the matrix
+        data_version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        if data_version == self._data_version and self._version != (-1, -1):
+            return
+        self._data_version = data_version
         version = self.version()
-        if version == self._version and self.ids:
+        if version == self._version:
             return
         rows = self._conn.execute("SELECT node_id, vec FROM embeddings WHERE model=?", (self.model,)).fetchall()
         np = self._np

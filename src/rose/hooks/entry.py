@@ -11,12 +11,14 @@ import io
 import json
 import os
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from rose.hooks import MAX_PAYLOAD_BYTES
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing and pathlib stay off the per-prompt path; annotations are strings here
+    from pathlib import Path
+    from typing import Any, BinaryIO, TextIO
+
     from rose.hooks.adapters import HookEvent
 
 CHILD_ENV = "ROSE_CHILD"
@@ -49,6 +51,8 @@ def main(argv: list[str], stdin: BinaryIO | None = None, stdout: TextIO | None =
 
 def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, cwd: Path | None = None) -> None:
     """Parse, dispatch, and always write one valid JSON object: the fail-open boundary itself."""
+    from pathlib import Path
+
     from rose.hooks.adapters import Agent, PayloadError, parse
 
     out: dict[str, Any] = {}
@@ -102,6 +106,8 @@ def dispatch(event: HookEvent) -> dict[str, Any]:
 
 
 def _layers(event: HookEvent):
+    from pathlib import Path
+
     from rose.store import Layers
 
     return Layers.discover(Path(event.cwd))
@@ -164,6 +170,8 @@ def on_session_end(event: HookEvent) -> dict[str, Any]:
 def _log_skip(event_name: str, reason: str) -> None:
     """Best effort: a skipped hook is recorded in the nearest store's events (never raises)."""
     try:
+        from pathlib import Path
+
         from rose.store import Layers
         from rose.store.events import EventKind
 

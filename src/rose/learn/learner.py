@@ -114,6 +114,11 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings) -> 
                                                                                  Outcome.UNKNOWN)
             parts.append(f"episode {episode.id} ({result.outcome.value}, {len(result.used)}/"
                          f"{len(result.used) + len(result.unused)} served lessons used, by {result.source})")
+            from rose.compress import after_episode  # stages 5-6: compression, descent, repair, merge
+
+            compressed = after_episode(layers, owner, episode, judge, settings, digest=text)
+            if compressed:
+                parts.append(compressed)
     last = max((m.n for m in conversation.messages), default=-1)
     if last >= since:
         report = mint(layers, conversation, judge, settings, session_id=job.session_id, outcome=outcome,

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from rose.store import Layers, Store
 
 NEVER_SERVED = ("archived", "demoted")
+SECOND_PASS_TERMS = 24   # the second query is built from titles and tags: bounded, so its cost is too
 DISCLOSURE_MAX = 2        # lessons the second pass may add: it widens recall, it must not flood it
 MAX_PROMPT_CHARS = 8000   # a pasted log is searched by its head; the whole of it never reaches FTS or a model
 
@@ -195,7 +196,8 @@ def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trac
                 seeds += [r.title, " ".join(r.tags)]
                 neighbours = store.index.rows_by_id(r.parents + r.derived_from)
                 seeds += [n.title for n in neighbours.values()]
-    expanded = " ".join(seeds)
+    expanded = " ".join(dict.fromkeys(w for w in " ".join(seeds).split() if len(w) > 2))
+    expanded = " ".join(expanded.split()[:SECOND_PASS_TERMS])
     lists = rank_lists(stores, expanded, settings, hot)
     exclude = {c.id for c in found} | {ch.id for ch in picked}
     fresh = search.fuse(stores, lists, rs, exclude=exclude)[:DISCLOSURE_MAX * 2]

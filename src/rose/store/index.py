@@ -213,6 +213,7 @@ class Index:
             raise
 
     def _delete_node(self, node_id: str) -> None:
+        self.conn.execute("DELETE FROM meta WHERE key = 'totals'")  # every node write goes through here
         self.conn.execute("DELETE FROM nodes WHERE id=?", (node_id,))
         self.conn.execute("DELETE FROM nodes_fts WHERE id=?", (node_id,))
         self.conn.execute("DELETE FROM embeddings WHERE node_id=?", (node_id,))
@@ -241,9 +242,7 @@ class Index:
         if quick:
             meta = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN ('dirs', 'full_scan')"))
             if meta.get("dirs") == dirs and time.time() - float(meta.get("full_scan", 0)) < FULL_SCAN_EVERY_S:
-                report = SyncReport()
-                report.problems = self.problems()
-                return report
+                return SyncReport()  # unchanged; problems are reported by full scans (commands, doctor)
         report = SyncReport()
         known = {row[0]: (row[1], row[2], row[3]) for row in
                  self.conn.execute("SELECT path, mtime_ns, size, problem FROM files")}
@@ -339,10 +338,16 @@ class Index:
         return dict(self.conn.execute("SELECT id, body FROM nodes WHERE id IN (%s)" % ",".join("?" * len(ids)), ids))
 
     def servable_totals(self) -> tuple[int, int]:
-        """(count, tokens) of what recall could serve: the gates decide on these two numbers alone."""
+        """(count, tokens) of what recall could serve: the gates decide on these two numbers alone. Kept in `meta`
+        between writes, so the per-prompt gate does not sum the whole table every time."""
+        cached = self.conn.execute("SELECT value FROM meta WHERE key = 'totals'").fetchone()
+        if cached:
+            count, tokens = cached[0].split()
+            return int(count), int(tokens)
         marks = ",".join("?" * len(SERVABLE))
         row = self.conn.execute(f"SELECT count(*), coalesce(sum(tokens), 0) FROM nodes WHERE status IN ({marks})",
                                 SERVABLE).fetchone()
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('totals', ?)", (f"{row[0]} {row[1]}",))
         return int(row[0]), int(row[1])
 
     def search(self, query: str, limit: int = 20) -> list[tuple[str, float]]:

@@ -13,8 +13,11 @@ import socket
 import sys
 import time
 import zlib
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pathlib and typing are not imported on the per-prompt path
+    from pathlib import Path
+    from typing import Any
 
 NO_HELPER_ENV = "ROSE_WARM_HELPER"   # "0": never start a helper; hooks do all work in-process
 SPAWN_GRACE_S = 30                   # do not start a second helper while the first may still be loading
@@ -24,7 +27,7 @@ HOOK_TIMEOUT_S = 120.0               # a hook request may include a selector's m
 # Variables that change what a hook or a model call does: a helper only serves the environment it was started in.
 ENV_KEYS = ("HOME", "ROSE_HOME", "PATH", "TMPDIR", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY",
             "OPENAI_BASE_URL", "CLAUDE_CONFIG_DIR", "CODEX_HOME")
-_PACKAGE = Path(__file__).resolve().parent.parent
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOCAL_DENSE = None   # set inside the helper itself: recall there ranks in-process instead of calling itself
 
 
@@ -32,13 +35,13 @@ def helpers_allowed() -> bool:
     return os.environ.get(NO_HELPER_ENV, "1") != "0"
 
 
-def _tempdir() -> Path:
+def _tempdir() -> str:
     # tempfile.gettempdir() without importing tempfile (and random, hashlib...) on every prompt
     for name in ("TMPDIR", "TEMP", "TMP"):
         value = os.environ.get(name)
         if value and os.path.isdir(value):
-            return Path(value)
-    return Path("/tmp")
+            return value
+    return "/tmp"
 
 
 def _code_stamp() -> str:
@@ -48,24 +51,29 @@ def _code_stamp() -> str:
         for name in files:
             if name.endswith(".py"):
                 latest = max(latest, os.stat(os.path.join(folder, name)).st_mtime_ns)
-    return f"{sys.executable}|{latest}"
+    return f"{sys.prefix}|{_PACKAGE}|{latest}"   # one helper per installation (venv) and version of the code
 
 
-def socket_path() -> Path:
+def socket_path() -> str:
     """Short (Unix socket paths allow ~100 bytes) and private to this user."""
     key = "|".join([_code_stamp(), *(f"{k}={os.environ.get(k, '')}" for k in ENV_KEYS)])
     digest = format(zlib.crc32(key.encode()), "08x") + format(zlib.adler32(key.encode()), "08x")
-    folder = _tempdir() / f"rose-{os.getuid() if hasattr(os, 'getuid') else 'u'}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    return folder / f"warm-{digest}.sock"
+    folder = os.path.join(_tempdir(), f"rose-{os.getuid() if hasattr(os, 'getuid') else 'u'}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return os.path.join(folder, f"warm-{digest}.sock")
 
 
-def request(sock: Path, message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+def sibling(sock: str, suffix: str) -> str:
+    """The helper's other files sit beside its socket: .pid, .log, .spawn."""
+    return sock[: -len(".sock")] + suffix
+
+
+def request(sock: str, message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
     """One JSON line out, one JSON line back; None on any failure (no helper, too slow, garbage)."""
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(CONNECT_TIMEOUT_S)
-            conn.connect(str(sock))
+            conn.connect(sock)
             conn.settimeout(timeout)
             conn.sendall(json.dumps(message).encode() + b"\n")
             chunks = []
@@ -82,20 +90,23 @@ def request(sock: Path, message: dict[str, Any], timeout: float) -> dict[str, An
         return None
 
 
-def spawn(sock: Path) -> bool:
+def spawn(sock: str) -> bool:
     """Start a helper unless helpers are off or one was started moments ago. Returns whether one started now."""
     if not helpers_allowed():
         return False
-    marker = sock.with_suffix(".spawn")
+    marker = sibling(sock, ".spawn")
     try:
-        if time.time() - marker.stat().st_mtime < SPAWN_GRACE_S:
+        if time.time() - os.stat(marker).st_mtime < SPAWN_GRACE_S:
             return False
     except FileNotFoundError:
         pass
-    marker.touch()
+    with open(marker, "w"):
+        pass
+    from pathlib import Path
+
     from rose.detach import python_module, spawn_detached
 
-    return spawn_detached(python_module("rose.warm.server", str(sock)), sock.with_suffix(".log"),
+    return spawn_detached(python_module("rose.warm.server", sock), Path(sibling(sock, ".log")),
                           cwd=Path("/")) is not None
 
 

@@ -23,6 +23,7 @@ from typing import Any
 IDLE_EXIT_S = float(os.environ.get("ROSE_WARM_IDLE_S", 20 * 60))  # exit after this long without a request
 MAX_LIFETIME_S = 12 * 3600
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
+CATCH_UP_EVERY_S = 10.0   # how often a store is checked for lessons without a vector (the hooks sync the files)
 
 
 class Warm:
@@ -31,7 +32,7 @@ class Warm:
     def __init__(self) -> None:
         self.embedders: dict[str, Any] = {}
         self.tables: dict[tuple[str, str], Any] = {}
-        self.versions: dict[tuple[str, str], int] = {}
+        self.checked: dict[tuple[str, str], float] = {}
         self.catching_up: set[str] = set()
         self.lock = threading.Lock()
 
@@ -66,8 +67,8 @@ class Warm:
                     ranks[db] = []
                     continue
                 ranks[db] = table.rank(qvec, k)
-                if self.versions.get(key) != table.version():
-                    self.versions[key] = table.version()
+                if time.monotonic() - self.checked.get(key, 0.0) > CATCH_UP_EVERY_S:
+                    self.checked[key] = time.monotonic()
                     self.catch_up(db, embedder)
         return ranks
 
@@ -83,8 +84,8 @@ class Warm:
 
             try:
                 store = Store(Path(db).parent, Scope.PROJECT)
-                store.sync()
-                store.embed_missing(embedder)
+                if store.index.missing_embeddings(embedder.name, limit=1):
+                    store.embed_missing(embedder)
                 store.close()
             except Exception as exc:  # noqa: BLE001 - logged; the next request tries again
                 print(f"catch-up of {db} failed: {exc}", file=sys.stderr, flush=True)
@@ -136,15 +137,15 @@ def _run_hook(argv: list[str], stdin: str, cwd: str) -> str:
     return out.getvalue()
 
 
-def serve(sock: Path) -> None:
+def serve(sock: str) -> None:
     from rose.warm import client
 
     client.LOCAL_DENSE = local_dense  # recall inside this process ranks here
     with contextlib.suppress(FileNotFoundError):
-        sock.unlink()
-    server = _Server(str(sock), _Handler)
+        os.unlink(sock)
+    server = _Server(sock, _Handler)
     os.chmod(sock, 0o600)
-    sock.with_suffix(".pid").write_text(str(os.getpid()))
+    Path(client.sibling(sock, ".pid")).write_text(str(os.getpid()))
     started = time.monotonic()
 
     def watchdog() -> None:
@@ -176,7 +177,7 @@ def serve(sock: Path) -> None:
         server.server_close()
         for suffix in (".sock", ".spawn", ".pid"):
             with contextlib.suppress(FileNotFoundError):
-                sock.with_suffix(suffix).unlink()
+                os.unlink(client.sibling(sock, suffix))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -184,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) != 1:
         print("usage: python -m rose.warm.server SOCKET", file=sys.stderr)
         return 2
-    serve(Path(argv[0]))
+    serve(argv[0])
     return 0
 
 

@@ -1,0 +1,126 @@
+"""The simulated agent: it reads the block rose injected, applies every fact its task needs that the block states,
+and succeeds iff none is missing. It writes what it did into a transcript in Claude Code's own line format, so the
+real learner reads it through the real transcript reader and digest.
+
+Where each fact came from is part of what it writes ("Applying [key] from lesson n_x", or "from the detail attached
+under lesson n_x" when only a sticky patch or detail under trial held it), which is what lets a judge reading the
+digest tell whether re-attached detail was used.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rose.compress.graph import PATCH_HEADER, TRIAL_HEADER
+from rose.sim.world import Task, World
+
+_LESSON = re.compile(r'<lesson id="([^"]+)" title="([^"]*)"[^>]*>\n(.*?)\n</lesson>', re.DOTALL)
+
+
+@dataclass
+class ServedLesson:
+    id: str
+    title: str
+    base: str        # the lesson's own text
+    attached: str    # detail under trial and sticky patches
+
+
+def parse_block(block: str) -> list[ServedLesson]:
+    out = []
+    for node_id, title, body in _LESSON.findall(block or ""):
+        cuts = [i for i in (body.find(TRIAL_HEADER), body.find(PATCH_HEADER)) if i >= 0]
+        cut = min(cuts) if cuts else len(body)
+        out.append(ServedLesson(node_id, title, body[:cut], body[cut:]))
+    return out
+
+
+@dataclass
+class Attempt:
+    task: Task
+    applied: list[tuple[str, str, bool]] = field(default_factory=list)   # (key, lesson id, from attached detail)
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def success(self) -> bool:
+        return not self.missing
+
+
+def act(world: World, task: Task, block: str) -> Attempt:
+    served = parse_block(block)
+    attempt = Attempt(task)
+    for key in task.needs:
+        source = next(((s.id, False) for s in served if key in s.base), None) or \
+            next(((s.id, True) for s in served if key in s.attached), None)
+        if source is None:
+            attempt.missing.append(key)
+        else:
+            attempt.applied.append((key, *source))
+    return attempt
+
+
+def narrate(world: World, attempt: Attempt) -> tuple[str, str, str, bool]:
+    """(plan text, test output, final answer, test failed)."""
+    lines = [f"Applying [{key}] from {'the detail attached under ' if attached else ''}lesson {lesson}."
+             for key, lesson, attached in attempt.applied] or ["No remembered lesson applies; working from the code."]
+    symptoms = [world.fact(k).symptom for k in attempt.missing]
+    if attempt.success:
+        return "\n".join(lines), "42 passed in 3.1s", "Done: the change works and the checks pass.", False
+    output = "\n".join(f"FAILED: {s}" for s in symptoms)
+    return "\n".join(lines), output, "The work failed: " + "; ".join(symptoms) + ".", True
+
+
+class ClaudeTranscript:
+    """Writes the line shapes Claude Code writes (user, assistant text, tool use and result, hook context)."""
+
+    def __init__(self, path: Path, session_id: str, cwd: str):
+        self.path, self.session_id, self.cwd = path, session_id, cwd
+        self._n = itertools.count(1)
+        self._lines: list[str] = []
+
+    def _line(self, kind: str, **fields) -> None:
+        n = next(self._n)
+        rec = {"parentUuid": None, "isSidechain": False, "type": kind, "uuid": f"{self.session_id}-{n}",
+               "timestamp": f"2026-01-01T10:{n // 60 % 60:02d}:{n % 60:02d}.000Z", "cwd": self.cwd,
+               "sessionId": self.session_id, "version": "2.1.0"}
+        rec.update(fields)
+        self._lines.append(json.dumps(rec, ensure_ascii=False))
+
+    def prompt(self, text: str) -> None:
+        self._line("user", message={"role": "user", "content": text})
+
+    def injected(self, text: str) -> None:
+        self._line("attachment", attachment={"type": "hook_additional_context", "content": [text],
+                                             "hookEvent": "UserPromptSubmit"})
+
+    def say(self, text: str) -> None:
+        self._line("assistant", message={"id": f"msg_{next(self._n)}", "type": "message", "role": "assistant",
+                                         "model": "sim", "content": [{"type": "text", "text": text}]})
+
+    def tool(self, command: str, output: str, error: bool) -> None:
+        call_id = f"toolu_{next(self._n)}"
+        self._line("assistant", message={"id": f"msg_{next(self._n)}", "type": "message", "role": "assistant",
+                                         "model": "sim", "content": [{"type": "tool_use", "id": call_id,
+                                                                      "name": "Bash",
+                                                                      "input": {"command": command}}]})
+        self._line("user", message={"role": "user", "content": [
+            {"tool_use_id": call_id, "type": "tool_result", "content": output, "is_error": error}]})
+
+    def write(self) -> Path:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("\n".join(self._lines) + "\n", encoding="utf-8")
+        return self.path
+
+
+def write_session(world: World, attempt: Attempt, path: Path, session_id: str, cwd: str, block: str) -> Path:
+    t = ClaudeTranscript(path, session_id, cwd)
+    t.prompt(attempt.task.prompt)
+    if block:
+        t.injected(block)
+    plan, output, final, failed = narrate(world, attempt)
+    t.say(plan)
+    t.tool("uv run pytest", output, failed)
+    t.say(final)
+    return t.write()

@@ -1,0 +1,229 @@
+"""Sessions in the simulated world, through rose's real entry points.
+
+    with Simulation(tmp_dir) as sim:                 # a throwaway project store and global store
+        result = sim.run(task)                       # one whole session
+        sim.measure()                                # levels, tokens, descents, rescues, held-out
+
+One session is what an agent harness does, in order: the UserPromptSubmit hook (`rose.hooks.entry.run`, the real
+recall), the simulated agent working from the injected block, a transcript in Claude Code's format, the
+SessionEnd hook (which queues the learner job), then the learner over the queue (`rose.learn.learner.run_queue`)
+in-process with the `sim` judge instead of a detached process. Nothing outside `root` is touched: ROSE_HOME points
+into it for the duration, and the detached learner the hook would spawn is not started.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rose.model import Node, Origin, Status
+from rose.sim.agent import Attempt, act, write_session
+from rose.sim.backend import SimBackend, SimConfig
+from rose.sim.world import Task, World, default_world
+from rose.tokens import estimate
+
+BASE_CONFIG = {
+    "embed": {"provider": "none"},
+    "recall": {"selector": "hybrid", "max_pack_tokens": 6000},
+    "compression": {"cooldown_s": 0},
+    "agent": {"backend": "sim"},
+}
+
+
+@dataclass
+class SessionResult:
+    n: int
+    task: Task
+    session: str
+    block: str
+    notice: str
+    attempt: Attempt
+    learner: list[str] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return estimate(self.block)
+
+    @property
+    def success(self) -> bool:
+        return self.attempt.success
+
+
+@dataclass
+class Measure:
+    levels: dict[int, int]              # servable lessons by level
+    statuses: dict[str, int]
+    store_tokens: int                   # tokens of every servable lesson's body
+    level_ratio: dict[int, float]       # mean tokens of a compressed lesson / its level-0 original, by level
+    descents: int                       # descents opened (stats.expansions)
+    rescues: int                        # rescues credited to claims (trials and sticky patches)
+    repairs: int                        # claims folded back into a body
+    gaps: int
+    heldout_passed: int
+    heldout_total: int
+    demoted: int
+    merges: int
+
+    @property
+    def heldout_rate(self) -> float | None:
+        return self.heldout_passed / self.heldout_total if self.heldout_total else None
+
+
+def _deep_merge(base: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+    out = {k: dict(v) for k, v in base.items()}
+    for section, values in (more or {}).items():
+        out.setdefault(section, {}).update(values)
+    return out
+
+
+class Simulation:
+    def __init__(self, root: Path, *, world: World | None = None, backend: SimBackend | None = None,
+                 config: dict[str, Any] | None = None, families: list[str] | None = None, seed_lessons: bool = True,
+                 agent: str = "claude", tag: str = "s"):
+        self.root = Path(root)
+        self.world = world or default_world()
+        self.backend = backend or SimBackend(self.world, SimConfig())
+        self.config = _deep_merge(BASE_CONFIG, config or {})
+        self.families = families
+        self.seed_lessons = seed_lessons
+        self.agent = agent
+        self.tag = tag
+        self.project = self.root / "project"
+        self.n = 0
+        self.results: list[SessionResult] = []
+        self._saved_env: dict[str, str | None] = {}
+        self._saved_spawn = None
+        self.layers = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+    def __enter__(self) -> Simulation:
+        import rose.learn.jobs as jobs
+        from rose.store import Layers
+        from rose.store.frontmatter import dump_yaml
+
+        self.project.mkdir(parents=True, exist_ok=True)
+        for key, value in (("ROSE_HOME", str(self.root / "global-store")), ("ROSE_WARM_HELPER", "0")):
+            self._saved_env[key] = os.environ.get(key)
+            os.environ[key] = value
+        self._saved_spawn = jobs.spawn_learner
+        jobs.spawn_learner = lambda store: None   # the learner runs in-process below, with the sim judge
+        self.layers = Layers.discover(self.project)
+        store = self.layers.init_project()
+        store.config_path.write_text(dump_yaml(self.config), encoding="utf-8")
+        if self.seed_lessons:
+            self.seed(self.families)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import rose.learn.jobs as jobs
+
+        if self.layers is not None:
+            self.layers.close()
+        jobs.spawn_learner = self._saved_spawn
+        for key, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+    @property
+    def store(self):
+        return self.layers.project
+
+    def seed(self, families: list[str] | None = None) -> list[Node]:
+        """Each family's level-0 lesson, as a reflection would have written it in an earlier session."""
+        nodes = []
+        for fam in self.world.families:
+            if families is not None and fam.name not in families:
+                continue
+            nodes.append(Node(id=self.store.new_id(), family=fam.name, title=fam.title, body=fam.lesson_body(),
+                              gist=fam.core.terse, tags=list(fam.tags), origin=Origin.REFLECTION,
+                              importance=0.7))
+        self.store.save_many(nodes)
+        return nodes
+
+    # -- one session -------------------------------------------------------------------------------------------
+    def _hook(self, event: str, data: dict[str, Any]) -> dict[str, Any]:
+        from rose.hooks.entry import run
+
+        out = io.StringIO()
+        run([self.agent, event], io.BytesIO(json.dumps(data).encode()), out, cwd=self.project)
+        return json.loads(out.getvalue() or "{}")
+
+    def _judge(self, store, settings):
+        from rose.judge import Judge
+
+        return Judge(self.backend, events_path=store.events_path)
+
+    def run(self, task: Task) -> SessionResult:
+        from rose.learn.learner import run_queue
+
+        self.n += 1
+        sid = f"sim-{self.tag}-{self.n:04d}"
+        transcript = self.root / "transcripts" / f"{sid}.jsonl"
+        base = {"session_id": sid, "transcript_path": str(transcript), "cwd": str(self.project)}
+        out = self._hook("UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit", "prompt": task.prompt})
+        block = (out.get("hookSpecificOutput") or {}).get("additionalContext", "")
+        attempt = act(self.world, task, block)
+        write_session(self.world, attempt, transcript, sid, str(self.project), block)
+        self._hook("SessionEnd", {**base, "hook_event_name": "SessionEnd", "reason": "exit"})
+        done = run_queue(self.store, judge_factory=self._judge)
+        result = SessionResult(self.n, task, sid, block, out.get("systemMessage", ""), attempt,
+                               [r.detail for r in done])
+        self.results.append(result)
+        return result
+
+    # -- measurement -------------------------------------------------------------------------------------------
+    def nodes(self) -> list[Node]:
+        self.store.sync()
+        return list(self.store.iter_nodes())
+
+    def measure(self) -> Measure:
+        from rose.compress.graph import base_body
+
+        nodes = self.nodes()
+        by_id = {n.id: n for n in nodes}
+        servable = [n for n in nodes if n.status in (Status.ACTIVE, Status.DISPUTED)]
+
+        def root_tokens(n: Node) -> int:
+            seen = n
+            while seen.derived_from and seen.origin is Origin.COMPRESSION and seen.derived_from[0] in by_id:
+                seen = by_id[seen.derived_from[0]]
+            return estimate(base_body(seen.body))
+        ratios: dict[int, list[float]] = {}
+        for n in nodes:
+            if n.origin is Origin.COMPRESSION:
+                ratios.setdefault(n.level, []).append(estimate(base_body(n.body)) / max(root_tokens(n), 1))
+        rescues = repairs = 0
+        from rose.store import events
+
+        for ev in events.read(self.store.events_path, kind="update"):
+            if ev.get("stage") == "descent" and ev.get("action") == "rescued":
+                rescues += 1
+            if ev.get("stage") == "repair":
+                repairs += len(ev.get("folded") or [])
+        evaluated = [n for n in nodes if n.heldout_total]
+        return Measure(
+            levels=dict(sorted(Counter(n.level for n in servable).items())),
+            statuses=dict(sorted(Counter(n.status.value for n in nodes).items())),
+            store_tokens=sum(estimate(n.body) for n in servable),
+            level_ratio={lvl: sum(v) / len(v) for lvl, v in sorted(ratios.items())},
+            descents=sum(n.stats.expansions for n in nodes),
+            rescues=rescues, repairs=repairs,
+            gaps=sum(len(n.gaps) for n in nodes),
+            heldout_passed=sum(n.heldout_passed for n in evaluated),
+            heldout_total=sum(n.heldout_total for n in evaluated),
+            demoted=sum(1 for n in nodes if n.status is Status.DEMOTED),
+            merges=sum(1 for n in nodes if n.origin is Origin.MERGE),
+        )
+
+
+@contextlib.contextmanager
+def simulation(root: Path, **kwargs: Any):
+    with Simulation(root, **kwargs) as sim:
+        yield sim
