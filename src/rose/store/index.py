@@ -7,12 +7,14 @@ through MIGRATIONS, applied in order and recorded by name.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,6 +72,14 @@ MIGRATIONS: list[tuple[str, str]] = [
             key TEXT PRIMARY KEY,
             value TEXT NOT NULL
         );
+    """),
+    ("0004_fts_by_rowid_and_text_hashes", """
+        -- the FTS row of a node shares its rowid, so a node's FTS row is deleted by key, not by scanning the table
+        DELETE FROM nodes_fts;
+        INSERT INTO nodes_fts(rowid, id, title, gist, tags, body) SELECT rowid, id, title, gist, tags, body FROM nodes;
+        -- a vector remembers the text it was made from: an unchanged lesson keeps its vector across re-indexing
+        ALTER TABLE nodes ADD COLUMN text_hash TEXT NOT NULL DEFAULT '';
+        ALTER TABLE embeddings ADD COLUMN text_hash TEXT NOT NULL DEFAULT '';
     """),
 ]
 
@@ -134,6 +144,12 @@ STOPWORDS = frozenset("""
 """.split())
 
 
+def text_hash(title: str, tags: str, gist: str, body: str) -> str:
+    """Identifies the text a vector was made from (not a security hash: a change detector)."""
+    return format(zlib.crc32(f"{title}\x00{tags}\x00{gist}\x00{body}".encode("utf-8", "surrogatepass")), "08x") \
+        + format(len(body), "x")
+
+
 def fts_query(text: str) -> str:
     """Any user text -> a safe FTS5 query: content words quoted and OR-ed (bm25 rewards matching more of them)."""
     words = [w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS]
@@ -187,48 +203,59 @@ class Index:
 
     # -- writes ----------------------------------------------------------------------------------------------
     def upsert(self, node: Node, rel_path: str, mtime_ns: int, size: int) -> None:
+        with self._transaction():
+            self._upsert(node, rel_path, mtime_ns, size)
+
+    def _upsert(self, node: Node, rel_path: str, mtime_ns: int, size: int) -> None:
+        self._delete_node(node.id)
+        self._insert(node, rel_path)
+        self.conn.execute("INSERT OR REPLACE INTO files(path, mtime_ns, size, node_id, problem) VALUES (?,?,?,?,NULL)",
+                          (rel_path, mtime_ns, size, node.id))
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction; nested uses join the outer one (a sync writes its whole batch at once)."""
         c = self.conn
+        if c.in_transaction:
+            yield
+            return
         c.execute("BEGIN IMMEDIATE")
         try:
-            self._delete_node(node.id)
-            self._insert(node, rel_path)
-            c.execute("INSERT OR REPLACE INTO files(path, mtime_ns, size, node_id, problem) VALUES (?,?,?,?,NULL)",
-                      (rel_path, mtime_ns, size, node.id))
+            yield
             c.execute("COMMIT")
         except BaseException:
             c.execute("ROLLBACK")
             raise
 
     def remove_path(self, rel_path: str) -> None:
-        c = self.conn
-        c.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction():
+            c = self.conn
             row = c.execute("SELECT node_id FROM files WHERE path=?", (rel_path,)).fetchone()
             if row and row[0]:
                 self._delete_node(row[0])
+                c.execute("DELETE FROM embeddings WHERE node_id=?", (row[0],))
             c.execute("DELETE FROM files WHERE path=?", (rel_path,))
-            c.execute("COMMIT")
-        except BaseException:
-            c.execute("ROLLBACK")
-            raise
 
     def _delete_node(self, node_id: str) -> None:
-        self.conn.execute("DELETE FROM meta WHERE key = 'totals'")  # every node write goes through here
-        self.conn.execute("DELETE FROM nodes WHERE id=?", (node_id,))
-        self.conn.execute("DELETE FROM nodes_fts WHERE id=?", (node_id,))
-        self.conn.execute("DELETE FROM embeddings WHERE node_id=?", (node_id,))
+        c = self.conn
+        c.execute("DELETE FROM meta WHERE key = 'totals'")  # every node write goes through here
+        row = c.execute("SELECT rowid FROM nodes WHERE id=?", (node_id,)).fetchone()
+        if row:
+            c.execute("DELETE FROM nodes_fts WHERE rowid=?", (row[0],))
+            c.execute("DELETE FROM nodes WHERE rowid=?", (row[0],))
 
     def _insert(self, node: Node, rel_path: str) -> None:
         tags = " ".join(node.tags)
-        self.conn.execute(
-            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        cur = self.conn.execute(
+            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (node.id, node.family, node.title, node.gist, tags, node.body, node.level, node.status.value,
              node.origin.value, node.memory_type.value, node.scope.value, node.importance,
              json.dumps(node.parents), json.dumps(node.derived_from), len(node.dropped), estimate(node.body),
              node.created, node.stats.last_used, node.use_count, rel_path, node.conflict,
-             json.dumps([c.claim for c in node.dropped if c.rescues > 0], ensure_ascii=False)))
-        self.conn.execute("INSERT INTO nodes_fts(id, title, gist, tags, body) VALUES (?,?,?,?,?)",
-                          (node.id, node.title, node.gist, tags, node.body))
+             json.dumps([c.claim for c in node.dropped if c.rescues > 0], ensure_ascii=False),
+             text_hash(node.title, tags, node.gist, node.body)))
+        self.conn.execute("INSERT INTO nodes_fts(rowid, id, title, gist, tags, body) VALUES (?,?,?,?,?,?)",
+                          (cur.lastrowid, node.id, node.title, node.gist, tags, node.body))
 
     # -- catching up with the files -------------------------------------------------------------------------
     def sync(self, nodes_dir: Path, parse: Callable[[Path], Node], quick: bool = False) -> SyncReport:
@@ -243,6 +270,10 @@ class Index:
             meta = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN ('dirs', 'full_scan')"))
             if meta.get("dirs") == dirs and time.time() - float(meta.get("full_scan", 0)) < FULL_SCAN_EVERY_S:
                 return SyncReport()  # unchanged; problems are reported by full scans (commands, doctor)
+        with self._transaction():  # one commit for the whole catch-up, not one per file
+            return self._sync(nodes_dir, parse)
+
+    def _sync(self, nodes_dir: Path, parse: Callable[[Path], Node]) -> SyncReport:
         report = SyncReport()
         known = {row[0]: (row[1], row[2], row[3]) for row in
                  self.conn.execute("SELECT path, mtime_ns, size, problem FROM files")}
@@ -279,30 +310,23 @@ class Index:
             reason = f"duplicate id {node.id} (also in {clash[0]}); this copy is not indexed"
             self._record_problem(rel, st, reason)
             return
-        self.upsert(node, rel, st.st_mtime_ns, st.st_size)
+        self._upsert(node, rel, st.st_mtime_ns, st.st_size)
 
     def _record_problem(self, rel: str, st: os.stat_result, reason: str) -> None:
-        c = self.conn
-        c.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction():
+            c = self.conn
             row = c.execute("SELECT node_id FROM files WHERE path=?", (rel,)).fetchone()
             if row and row[0]:
                 self._delete_node(row[0])
             c.execute("INSERT OR REPLACE INTO files(path, mtime_ns, size, node_id, problem) VALUES (?,?,?,NULL,?)",
                       (rel, st.st_mtime_ns, st.st_size, reason))
-            c.execute("COMMIT")
-        except BaseException:
-            c.execute("ROLLBACK")
-            raise
 
     def rebuild(self, nodes_dir: Path, parse: Callable[[Path], Node]) -> SyncReport:
-        c = self.conn
-        c.execute("BEGIN IMMEDIATE")
-        c.execute("DELETE FROM nodes")
-        c.execute("DELETE FROM nodes_fts")
-        c.execute("DELETE FROM files")
-        c.execute("COMMIT")
-        return self.sync(nodes_dir, parse)
+        """Everything from the files again. Vectors are kept: each is tied to the text it was made from."""
+        with self._transaction():
+            for table in ("nodes", "nodes_fts", "files", "meta"):
+                self.conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+            return self._sync(nodes_dir, parse)
 
     # -- reads -----------------------------------------------------------------------------------------------
     def path_of(self, node_id: str) -> str | None:
@@ -362,25 +386,21 @@ class Index:
 
     # -- embeddings ------------------------------------------------------------------------------------------
     def missing_embeddings(self, model: str, limit: int = 10_000) -> list[tuple[str, str, str, str, str]]:
-        """(id, title, tags, gist, body) of nodes with no vector in this model's space."""
+        """(id, title, tags, gist, body) of nodes with no vector of their current text in this model's space."""
         return list(self.conn.execute(
             "SELECT n.id, n.title, n.tags, n.gist, n.body FROM nodes n LEFT JOIN embeddings e"
-            " ON e.node_id = n.id AND e.model = ? WHERE e.node_id IS NULL LIMIT ?", (model, limit)))
+            " ON e.node_id = n.id AND e.model = ? AND e.text_hash = n.text_hash WHERE e.node_id IS NULL LIMIT ?",
+            (model, limit)))
 
-    def set_embeddings(self, model: str, vectors: list[tuple[str, bytes, str, str]]) -> int:
-        """Store (id, vector, title, body) rows whose node still has that title and body; returns how many."""
-        c = self.conn
-        c.execute("BEGIN IMMEDIATE")
-        try:
+    def set_embeddings(self, model: str, vectors: list[tuple[str, bytes, str]]) -> int:
+        """Store (id, vector, text hash) rows whose node still has that text; returns how many were stored."""
+        with self._transaction():
+            c = self.conn
             before = c.total_changes
-            c.executemany("INSERT OR REPLACE INTO embeddings(node_id, model, vec) SELECT ?, ?, ? WHERE EXISTS"
-                          " (SELECT 1 FROM nodes WHERE id = ? AND title = ? AND body = ?)",
-                          [(node_id, model, blob, node_id, title, body) for node_id, blob, title, body in vectors])
-            c.execute("COMMIT")
+            c.executemany("INSERT OR REPLACE INTO embeddings(node_id, model, vec, text_hash) SELECT ?, ?, ?, ?"
+                          " WHERE EXISTS (SELECT 1 FROM nodes WHERE id = ? AND text_hash = ?)",
+                          [(node_id, model, blob, digest, node_id, digest) for node_id, blob, digest in vectors])
             return c.total_changes - before
-        except BaseException:
-            c.execute("ROLLBACK")
-            raise
 
     def embeddings(self, model: str) -> list[tuple[str, bytes]]:
         return list(self.conn.execute("SELECT node_id, vec FROM embeddings WHERE model=?", (model,)))

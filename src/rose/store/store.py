@@ -237,6 +237,7 @@ class Store:
         was embedded, so a concurrent edit never ends up with a stale vector.
         """
         from rose.embed import node_text, to_blob
+        from rose.store.index import text_hash
 
         done = 0
         while True:
@@ -246,7 +247,7 @@ class Store:
             vectors = embedder.embed([node_text(t, tags.split(), g, b) for _i, t, tags, g, b in rows])
             with self.lock():
                 stored = self.index.set_embeddings(embedder.name, [
-                    (r[0], to_blob(v), r[1], r[4]) for r, v in zip(rows, vectors)])
+                    (r[0], to_blob(v), text_hash(r[1], r[2], r[3], r[4])) for r, v in zip(rows, vectors)])
             if stored == 0:
                 return done  # everything changed under us: the next catch-up takes it from here
             done += stored
