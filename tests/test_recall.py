@@ -243,11 +243,11 @@ def test_three_tiers_and_the_precompact_reset(layers: Layers) -> None:
 
 
 def test_global_lessons_stay_under_their_sub_cap(layers: Layers) -> None:
-    from rose.lessons import add_lesson
+    from rose.learn.teach import teach
 
     fill(layers)
     for i in range(6):
-        add_lesson(layers, f"Global habit number {i}: always retry politely. " * 4, scope=Scope.GLOBAL,
+        teach(layers, f"Global habit number {i}: always retry politely. " * 4, scope=Scope.GLOBAL,
                    title=f"Global retry habit {i}")
     s = settings(budget=4000, global_max_tokens=150)
     result = recall(layers, "retry", settings=s)

@@ -219,9 +219,9 @@ def test_global_store_location_follows_the_environment(tmp_path: Path, monkeypat
 
 
 def test_edits_to_a_global_lesson_write_back_to_the_global_file(layers: Layers) -> None:
-    from rose.lessons import add_lesson
+    from rose.learn.teach import teach
 
-    added = add_lesson(layers, "Prefer uv over pip.", scope=Scope.GLOBAL)
+    added = teach(layers, "Prefer uv over pip.", scope=Scope.GLOBAL)
     store, node = layers.locate(added.node.id)
     assert store is layers.global_
     store.update(node.id, lambda n: setattr(n, "body", "Prefer uv over pip, always."))

@@ -15,8 +15,7 @@ import time
 import zlib
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # pathlib and typing are not imported on the per-prompt path
-    from pathlib import Path
+if TYPE_CHECKING:  # typing is not imported on the per-prompt path
     from typing import Any
 
 NO_HELPER_ENV = "ROSE_WARM_HELPER"   # "0": never start a helper; hooks do all work in-process
