@@ -323,3 +323,21 @@ def test_recall_and_trace_commands(layers: Layers, rose_cli) -> None:
                  "<rose-lessons>", "notice    ⋯ ROSE"):
         assert part in trace, part
     assert "lexical search alone ran" in trace
+
+
+def test_the_judge_walk_is_given_the_routing_rules_within_their_cap(layers: Layers) -> None:
+    from rose.routing import save_rule
+
+    ids = fill(layers)
+    save_rule(layers.project.routing_dir, "the task touches retries", "read nodes/retry/ first")
+    save_rule(layers.project.routing_dir, "the task is a docs change " + "with many words " * 40, "skip deploy")
+    seen = []
+
+    def handler(call, request):
+        seen.append(request.rules)
+        return _relevance({ids["Retrying flaky services"]: "relevant"})(call, request)
+
+    s = settings(Selector.JUDGE, disclosure=False)
+    s.routing.max_tokens = 40   # the long rule does not fit: the cap binds
+    recall(layers, "retry backoff", judge=judge_with(Scripted(handler=handler)), settings=s)
+    assert seen and seen[0] == ["- When the task touches retries: read nodes/retry/ first"]

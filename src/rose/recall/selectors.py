@@ -90,7 +90,7 @@ def judge_walk(prompt: str, candidates: list[Candidate], stores: list[Store], ju
             for node_id in frontier:  # out of budget: serve what is still open rather than drop it
                 selection.chosen.append(Choice(node_id, "budget ran out before it was judged", "unresolved"))
             break
-        request = calls.RelevanceRequest(prompt=_with_rules(prompt, rules), candidates=[
+        request = calls.RelevanceRequest(prompt=prompt, rules=rules, candidates=[
             calls.Candidate(i, rows[i].title, rows[i].gist) for i in frontier])
         try:
             answer = judge.ask(calls.RELEVANCE, request, stage=Stage.RECALL, timeout_s=settings.selector_timeout_s)
@@ -162,9 +162,3 @@ def fork(prompt: str, session_id: str, cwd: str | None, stores: list[Store], jud
     verdicts = [{"id": n.id, "verdict": "relevant" if n.id in known else "unknown id", "reason": n.reason}
                 for n in answer.nodes]
     return Selection(Selector.FORK, chosen, verdicts, calls=1)
-
-
-def _with_rules(prompt: str, rules: list[str]) -> str:
-    if not rules:
-        return prompt
-    return prompt + "\n\n(Selection rules learned earlier:\n" + "\n".join(rules) + ")"

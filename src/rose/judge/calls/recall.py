@@ -27,6 +27,7 @@ class Verdict(str, Enum):
 class RelevanceRequest:
     prompt: str
     candidates: list[Candidate]
+    rules: list[str] = field(default_factory=list)   # selection rules learned earlier (when ... then ...)
 
 
 @dataclass
@@ -58,7 +59,7 @@ RELEVANCE_SCHEMA = sch.obj(
 
 
 def _render_relevance(r: RelevanceRequest) -> str:
-    return Prompt("which remembered lessons bear on this prompt?", """
+    prompt = Prompt("which remembered lessons bear on this prompt?", """
 A coding agent is about to handle the user's prompt below. Rose holds lessons learned from earlier work. Decide, for
 every candidate lesson, whether it bears on handling this prompt. Each candidate is one line: `id | title | gist`.
 
@@ -70,8 +71,10 @@ Give exactly one verdict per candidate:
 
 Judge every candidate exactly once and use only the ids listed. Give a short reason for each.""") \
         .data("prompt", r.prompt, "The user's prompt:") \
-        .lines("candidates", (c.line() for c in r.candidates), "Candidate lessons (id | title | gist):") \
-        .render('Return {"judgements": [{"id", "verdict", "reason"}, ...]} with one entry per candidate.')
+        .lines("candidates", (c.line() for c in r.candidates), "Candidate lessons (id | title | gist):")
+    if r.rules:
+        prompt = prompt.lines("rules", r.rules, "Selection rules learned earlier (apply those whose condition fits):")
+    return prompt.render('Return {"judgements": [{"id", "verdict", "reason"}, ...]} with one entry per candidate.')
 
 
 def _check_relevance(data: dict[str, Any], r: RelevanceRequest) -> list[str]:
