@@ -56,14 +56,34 @@ def from_blob(blob: bytes) -> array.array:
     return vec
 
 
+def embedder_name(settings: EmbedSettings) -> str | None:
+    """The vector space the configured embedder writes, known without loading the model (None: lexical only)."""
+    if settings.provider is EmbedProvider.NONE:
+        return None
+    if settings.provider is EmbedProvider.OPENAI:
+        from rose.embed.openai_http import OpenAIEmbedder
+
+        return OpenAIEmbedder(settings.base_url, settings.model, settings.api_key_env).name
+    from rose.embed.static import StaticEmbedder, available
+
+    return StaticEmbedder.name if available() else None
+
+
 def catch_up(stores, settings: EmbedSettings) -> tuple[str, list[tuple[int, int]]] | None:
     """Embed whatever lacks a vector in every store; (model name, [(embedded now, vectors in total)] per store),
-    or None when no embedding model is configured or installed (recall is then lexical only)."""
-    embedder = make_embedder(settings)
-    if embedder is None:
+    or None when no embedding model is configured or installed (recall is then lexical only). The model is loaded
+    only when something is actually missing."""
+    name = embedder_name(settings)
+    if name is None:
+        if settings.provider is EmbedProvider.WORDLLAMA:
+            raise EmbedUnavailable("embed.provider is wordllama but the wordllama package is not installed")
         return None
+    embedder = None
     counts = []
     for store in stores:
-        done = store.embed_missing(embedder)
-        counts.append((done, store.index.embedded_count(embedder.name)))
-    return embedder.name, counts
+        done = 0
+        if store.index.missing_embeddings(name, limit=1):
+            embedder = embedder or make_embedder(settings)
+            done = store.embed_missing(embedder)
+        counts.append((done, store.index.embedded_count(name)))
+    return name, counts
