@@ -146,7 +146,7 @@ class Trial:
     kind: str = "claim"                                   # claim | node | level0: what is attached
     attached: list[str] = field(default_factory=list)    # claim texts (claim) or node ids (node, level0)
     claims: list[str] = field(default_factory=list)      # the manifest claims this attempt tests
-    queue: list[list[str]] = field(default_factory=list)  # the next candidates, best first, same shape as attached
+    queue: list[list[str]] = field(default_factory=list)  # next candidates, best first: [claim] or [node, *claims]
     tries: int = 1                                        # candidates attached so far
     idle: int = 0                                         # episodes that used the lesson without using the detail
     opened: str = field(default_factory=now_iso)
@@ -224,6 +224,7 @@ class Node:
     gaps: list[str] = field(default_factory=list)           # failed episodes even level 0 could not explain
     last_attempt: str = ""                                  # last compression or merge attempt (for the cooldown)
     last_attempt_successes: int = 0                         # stats.successes then: each attempt is earned anew
+    rejections: int = 0                                     # attempts in a row that came back no smaller (backoff)
     extra: dict[str, Any] = field(default_factory=dict)     # unknown frontmatter keys, kept verbatim
 
     @property
@@ -260,6 +261,8 @@ class Node:
             out["last_attempt"] = self.last_attempt
         if self.last_attempt_successes:
             out["last_attempt_successes"] = self.last_attempt_successes
+        if self.rejections:
+            out["rejections"] = self.rejections
         for key, value in self.extra.items():
             out.setdefault(key, value)
         return out
@@ -291,6 +294,7 @@ class Node:
             trials=[Trial.from_dict(t) for t in (data.get("trials") or [])], gaps=_str_list(data.get("gaps")),
             last_attempt=_as_str(data.get("last_attempt")),
             last_attempt_successes=int(data.get("last_attempt_successes") or 0),
+            rejections=int(data.get("rejections") or 0),
             extra=extra,
         )
 

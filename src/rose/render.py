@@ -20,6 +20,10 @@ def _pct(value: float | None) -> str:
     return "n/a (no episodes yet)" if value is None else f"{value:.0%}"
 
 
+def _n(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
 def status(r: StatusReport) -> str:
     out = []
     for s in r.stores:
@@ -42,9 +46,10 @@ def status(r: StatusReport) -> str:
         held = (f"held-out {c.heldout_passed}/{c.heldout_total} reproduced ({c.heldout_rate:.0%}) over {c.evaluated}"
                 f" evaluated" if c.heldout_total else "no held-out evaluation yet")
         out.append(f"compression {c.compressed} compressed, {c.merged} merged; {held}, {c.demoted} demoted")
-    if c.sticky or c.open_trials or c.gaps:
-        out.append(f"descent  {c.rescues} rescues by {c.sticky} sticky patches, {c.open_trials} in progress, "
-                   f"{c.gaps} knowledge gaps")
+    if c.rescues or c.sticky or c.open_trials or c.gaps or c.repaired:
+        out.append(f"descent  {_n(c.rescues, 'rescue')}, {_n(c.repaired, 'claim')} folded back by repair, "
+                   f"{_n(c.sticky, 'sticky patch', 'sticky patches')} served, {c.open_trials} in progress, "
+                   f"{_n(c.gaps, 'knowledge gap')}")
     if r.stages:
         out.append("model calls, last 7 days:")
         for stage, c in r.stages.items():

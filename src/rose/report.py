@@ -51,8 +51,9 @@ class CompressionSummary:
     heldout_total: int = 0
     evaluated: int = 0         # nodes with a held-out measurement
     demoted: int = 0
-    sticky: int = 0            # dropped claims re-attached because they rescued before
-    rescues: int = 0           # rescues credited to those claims
+    sticky: int = 0            # sticky patches on servable lessons (dropped claims that rescued before)
+    rescues: int = 0           # rescues descent has credited (events: trials and sticky patches)
+    repaired: int = 0          # claims folded back into a body after rescuing often enough (events)
     open_trials: int = 0       # descents waiting for the next outcome
     gaps: int = 0              # failures even level 0 could not explain
 
@@ -89,23 +90,25 @@ class StatusReport:
 
 def status(layers: Layers) -> StatusReport:
     stores = layers.require_any()
-    summaries, rows_all = [], []
+    summaries = []
+    counts: dict[str, Counter] = {c: Counter() for c in ("family", "level", "status", "memory_type")}
     family_of: dict[str, str] = {}
     for store in stores:
         report = store.sync()
-        rows = store.rows()
-        rows_all += rows
-        family_of.update({r.id: r.family for r in rows})
-        summaries.append(StoreSummary(store.scope.value, str(store.root), len(rows),
-                                      sum(r.tokens for r in rows), report.problems))
+        conn = store.index.conn
+        for column, tally in counts.items():  # aggregates in SQL: no row of a 10,000-lesson store is built
+            tally.update(dict(conn.execute(f"SELECT {column}, count(*) FROM nodes GROUP BY {column}")))  # noqa: S608
+        family_of.update(dict(conn.execute("SELECT id, family FROM nodes")))
+        lessons, tokens = conn.execute("SELECT count(*), coalesce(sum(tokens), 0) FROM nodes").fetchone()
+        summaries.append(StoreSummary(store.scope.value, str(store.root), lessons, tokens, report.problems))
     precision, by_family, n_episodes = _precision(stores, family_of)
     return StatusReport(
         stores=summaries,
-        families=dict(sorted(Counter(r.family for r in rows_all).items())),
-        levels=dict(sorted(Counter(r.level for r in rows_all).items())),
-        statuses=dict(sorted(Counter(r.status for r in rows_all).items())),
-        memory_types=dict(sorted(Counter(r.memory_type for r in rows_all).items())),
-        tokens=sum(r.tokens for r in rows_all),
+        families=dict(sorted(counts["family"].items())),
+        levels=dict(sorted(counts["level"].items())),
+        statuses=dict(sorted(counts["status"].items())),
+        memory_types=dict(sorted(counts["memory_type"].items())),
+        tokens=sum(s.tokens for s in summaries),
         episodes=n_episodes,
         precision=precision,
         precision_by_family=by_family,
@@ -115,26 +118,16 @@ def status(layers: Layers) -> StatusReport:
 
 
 def _compression(stores: list[Store]) -> CompressionSummary:
-    """Read only the nodes compression touched (a level above 0, a manifest, or demoted): the rest have nothing."""
+    """From the index's per-lesson facts (no lesson file is opened), plus the rescue and repair events."""
     out = CompressionSummary()
     for store in stores:
-        for row in store.rows():
-            if row.level == 0 and not row.dropped and row.status != "demoted":
-                continue
-            try:
-                node = store.get(row.id)
-            except Exception:  # noqa: BLE001 - unreadable files are reported by the store summary
-                continue
-            out.compressed += node.origin.value == "compression"
-            out.merged += node.origin.value == "merge"
-            out.heldout_passed += node.heldout_passed
-            out.heldout_total += node.heldout_total
-            out.evaluated += bool(node.heldout_total)
-            out.demoted += node.status.value == "demoted"
-            out.sticky += sum(1 for c in node.dropped if c.rescues > 0)
-            out.rescues += sum(c.rescues for c in node.dropped)
-            out.open_trials += len(node.trials)
-            out.gaps += len(node.gaps)
+        for key, value in store.index.compression_facts().items():
+            setattr(out, key, getattr(out, key) + value)
+        for ev in event_log.read(store.events_path, kind="update"):
+            if ev.get("stage") == "descent" and ev.get("action") == "rescued":
+                out.rescues += 1
+            elif ev.get("stage") == "repair":
+                out.repaired += len(ev.get("folded") or [])
     return out
 
 

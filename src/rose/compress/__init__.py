@@ -7,7 +7,8 @@
     heldout.py       held-out evaluation after acceptance; a node that fails it is demoted
     demote.py        demotion: stop serving a node, serve the nodes it was made from again
     observe.py       which sentences did work, and whether re-attached detail was used (one assess call)
-    descent.py       ranking dropped claims, trials across sessions, escalation to level 0, knowledge gaps
+    rank.py          the descent score: judge usefulness + rescue prior - token cost
+    descent.py       trials across sessions: attach, rescue, next candidate, escalation to level 0, gaps
     repair.py        folding a claim that keeps rescuing back into the body
     merge.py         a shared parent for lessons used together on successful work
     graph.py         lookups across the layered stores, subtrees, the served form, the trial section

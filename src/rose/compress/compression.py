@@ -50,7 +50,7 @@ class Outcome:
             return f"compression of {self.node} rejected: {self.reason}"
         text = f"compressed {self.node} -> {self.accepted.id} L{self.accepted.level} ({self.reason})"
         if self.heldout is not None:
-            text += "; " + self.heldout.describe()
+            text += ", " + self.heldout.describe()
         return text
 
 
@@ -78,12 +78,13 @@ def attempt(graph: Graph, found: Located, judge: Judge, settings: Settings, elig
     before, after = estimate(original), estimate(answer.body)
     claims = [Claim(c.claim, c.kind, holder=c.holder) for c in answer.dropped]
     if not answer.body.strip():
-        return _rejected(store, node, "the candidate is empty")
+        return _rejected(store, node, "the candidate is empty", backoff=True)
     if not claims and after < cs.under_report_ratio * before:
         return _rejected(store, node, f"under-reported: {after}/{before} tokens with no dropped claim declared",
                          under_reported=True)
     if after > cs.max_token_ratio * before:
-        return _rejected(store, node, f"not small enough: {after}/{before} tokens > {cs.max_token_ratio:.0%}")
+        return _rejected(store, node, f"not small enough: {after}/{before} tokens > {cs.max_token_ratio:.0%}",
+                         backoff=True)
 
     inherited = [replace(c) for c in node.dropped]   # deltas are inherited, holders and counts unchanged
     manifest = list(inherited)
@@ -97,7 +98,7 @@ def attempt(graph: Graph, found: Located, judge: Judge, settings: Settings, elig
                outcome=node.outcome, last_attempt=stamp)
 
     sample = corpus.sample(elig.validation, cs.replay_k, salt=node.id + "|" + str(len(node.preserve)))
-    replays = replay(judge, new.title, served_text(new), sample)
+    replays = replay(judge, new.title, served_text(new), sample, graph, {node.id})
     failed = [r for r in replays if not r.passed]
     if failed:
         store.update(node.id, lambda n: setattr(n, "preserve", add_hints(n.preserve, failed)))
@@ -111,6 +112,7 @@ def attempt(graph: Graph, found: Located, judge: Judge, settings: Settings, elig
         if new.id not in old.parents:
             old.parents.append(new.id)
         old.status = Status.SUPERSEDED
+        old.rejections = 0
     store.update(node.id, supersede)
     reason = (f"{after}/{before} tokens ({after / max(before, 1):.0%}), {len(claims)} claims dropped, "
               f"{len(inherited)} inherited, {len(replays)}/{len(replays)} replays passed")
@@ -121,6 +123,9 @@ def attempt(graph: Graph, found: Located, judge: Judge, settings: Settings, elig
     return Outcome(node.id, accepted, reason, replays, held)
 
 
-def _rejected(store, node: Node, reason: str, under_reported: bool = False) -> Outcome:
+def _rejected(store, node: Node, reason: str, under_reported: bool = False, backoff: bool = False) -> Outcome:
+    """`backoff`: the rejection taught nothing new (no hint, no declared loss), so the next attempt waits longer."""
+    if backoff:
+        store.update(node.id, lambda n: setattr(n, "rejections", n.rejections + 1))
     store.event(EventKind.UPDATE, stage="compression", action="rejected", node=node.id, reason=reason)
     return Outcome(node.id, None, reason, under_reported=under_reported)

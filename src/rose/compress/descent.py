@@ -1,12 +1,7 @@
 """Stage 6, descent: when a served compressed lesson fails, recover the detail it dropped.
 
 Descent is a ranking problem over the lesson's delta manifest (inherited claims included), not a search of the
-graph:
-
-    score = w_judge * usefulness + w_prior * (rescues + 1) / (attempts + 2) - w_cost * tokens / max_tokens
-
-`usefulness` is one `rank_repairs` call scoring every candidate claim against the failure; with no judge (or a
-call that fails) that term is absent, not replaced, and ranking falls back to "what has worked, cheapest first".
+graph (the score is in rose.compress.rank).
 
 How a descent crosses sessions. A failure is known only when a session ends, and the agent that failed is gone,
 so the chosen candidate cannot be retried in place. It is attached to the lesson instead, as *detail under trial*
@@ -16,13 +11,15 @@ used:
 
     used, work succeeded    a rescue: each claim tried is credited (rescues, attempts) and becomes a sticky patch;
                             the trial closes
-    used, work failed       the candidate did not fix it: attempts counted, the next candidate is attached;
-                            with none left the lesson escalates to its level-0 text; if that fails too, the failure
-                            is recorded as a knowledge gap (not a compression bug) and the trial closes
+    used, work failed       it did not suffice: attempts counted; what was used stays attached (another missing
+                            piece may be what failed) and the next candidate joins it; with none left the lesson
+                            escalates to its level-0 text; if that fails too, the failure is recorded as a
+                            knowledge gap (not a compression bug) and the trial closes
     not used                says nothing about the candidate (the work did not need it): the trial waits
 
-Escalation that *succeeds* means the manifest did not name what mattered: the compression cut too deep without
-saying so, so the lesson is demoted and the form below it is served again. A failure for which the judge scores
+Escalation that *succeeds* means the manifest did not name what mattered: a compression cut too deep without
+saying so, and any form above level 0 may lack it, so they are all demoted, level 0 is served again, and what the
+rescued work used becomes a preserve hint for the next compression. A failure for which the judge scores
 every candidate below MATCH_FLOOR escalates at once (nothing dropped explains it); if level 0 is already
 attached and the work still fails, it is a knowledge gap.
 
@@ -35,7 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rose.compress.graph import base_body, served_text, with_trial_section
+from rose.compress.graph import base_body, with_trial_section
+from rose.compress.rank import Ranked, judge_usefulness, rank
 from rose.config import DescentStrategy
 from rose.model import Claim, Node, Trial
 from rose.store.events import EventKind
@@ -53,54 +51,6 @@ MAX_OPEN_TRIALS = 3      # per lesson: what waits for a verdict is served, so it
 MAX_GAPS = 20            # knowledge gaps remembered per lesson (newest kept)
 LEVEL0_PATIENCE = 5      # uses of the lesson a level-0 attachment (costly) may go unused before it is detached
 NOTE_CHARS = 60
-
-
-@dataclass
-class Ranked:
-    index: int
-    claim: Claim
-    score: float
-    usefulness: float | None
-    prior: float
-    cost: float
-
-
-def prior(claim: Claim) -> float:
-    """Laplace-smoothed rescue rate: an observed outcome, so it stays in code."""
-    return (claim.rescues + 1) / (claim.attempts + 2)
-
-
-def rank(claims: list[Claim], usefulness: dict[int, float] | None, ds: DescentSettings) -> list[Ranked]:
-    """Best first. `usefulness` None = no judgement: the judge term is absent, the other two still rank."""
-    costs = [estimate(c.claim) for c in claims]
-    top = max(costs, default=1) or 1
-    out = []
-    for i, c in enumerate(claims):
-        u = usefulness.get(i) if usefulness is not None else None
-        cost = costs[i] / top
-        score = (ds.w_judge * u if u is not None else 0.0) + ds.w_prior * prior(c) - ds.w_cost * cost
-        out.append(Ranked(i, c, score, u, prior(c), cost))
-    return sorted(out, key=lambda r: (-r.score, r.cost, r.index))
-
-
-def failure_text(episode: Episode) -> str:
-    return f"Task: {episode.prompt}\nWhat happened: {episode.accepted_summary or '(no summary recorded)'}"
-
-
-def judge_usefulness(judge: Judge | None, node: Node, episode: Episode, claims: list[Claim]) -> dict[int, float] | None:
-    """One rank_repairs call scoring every candidate; None when there is no judgement to be had."""
-    if judge is None or not judge.available or not claims:
-        return None
-    from rose.judge import JudgeFailure, Stage, calls
-
-    request = calls.RankRepairsRequest(
-        lesson=calls.Lesson(node.id, node.title, served_text(node)), failure=failure_text(episode),
-        claims=[calls.ClaimRef(f"c{i + 1}", c.claim, c.kind.value) for i, c in enumerate(claims)])
-    try:
-        answer = judge.ask(calls.RANK_REPAIRS, request, stage=Stage.DESCENT)
-    except JudgeFailure:
-        return None
-    return {i: answer.score(f"c{i + 1}") for i in range(len(claims))}
 
 
 # -- what a trial attaches ------------------------------------------------------------------------------------
@@ -145,8 +95,8 @@ def refresh_body(node: Node, texts: dict[str, tuple[int, str]]) -> None:
                                    [t for trial in node.trials for t in attached_texts(trial, texts)])
 
 
-def _short(text: str) -> str:
-    text = " ".join(text.split())
+def short(text: str) -> str:
+    text = " ".join(text.split()).replace("; ", ", ")
     return text if len(text) <= NOTE_CHARS else text[: NOTE_CHARS - 1] + "\u2026"
 
 
@@ -158,8 +108,7 @@ class Effects:
 
     notes: list[str] = field(default_factory=list)
     credit: list[str] = field(default_factory=list)                      # holders whose detail rescued
-    demote: list[tuple[str, str, list[str]]] = field(default_factory=list)  # (node, reason, hints)
-    stepwise: list[tuple[str, str]] = field(default_factory=list)       # (apex, rescuer)
+    demote: list[tuple[str, str, str, list[str]]] = field(default_factory=list)  # (apex, rescuer, why, hints)
     rescues: int = 0
     events: list[dict] = field(default_factory=list)
 
@@ -175,7 +124,7 @@ def open_descent(graph: Graph, found: Located, episode: Episode, judge: Judge | 
     has_level0 = any(t.kind == "level0" for t in node.trials)
     trial: Trial | None = None
     if not node.dropped and not node.derived_from:
-        return _gap(found, episode, fx, "level 0 failed: nothing below it")
+        return fx   # a level-0 lesson has nothing below it; whether the failure is a gap is not established here
     if strategy is DescentStrategy.STEPWISE:
         queue = [[n.id] for n in graph.subtree(node)[1:] if n.id not in on_trial]
         if not queue:
@@ -194,14 +143,14 @@ def open_descent(graph: Graph, found: Located, episode: Episode, judge: Judge | 
             trial = Trial(episode.id, strategy.value, kind, attached, claims, queue[1:])
             how = "judge + prior - cost" if use is not None else "no judgement: prior - cost"
             fx.notes.append(f"descent on {node.id} ({how}): attached "
-                            + (f"\u201c{_short(claims[0])}\u201d" if kind == "claim" else f"{attached[0]}"))
+                            + (f"\u201c{short(claims[0])}\u201d" if kind == "claim" else f"{attached[0]}"))
         elif has_level0 or not level0:
             return _gap(found, episode, fx, "level 0 was attached and the work still failed" if has_level0
                         else "no dropped claim explains it and there is no level 0 below")
         else:
             # escalation is one more candidate: the level-0 text itself, scored against the failure like a claim
-            full = [Claim(f"(level {graph.node(i).level if graph.node(i) else 0} text of {i})\n"
-                          + base_body(graph.node(i).body if graph.node(i) else "")) for i in level0]
+            texts0 = node_texts(graph, set(level0))
+            full = [Claim(f"(the level-{lvl} text of {i})\n{body}") for i, (lvl, body) in sorted(texts0.items())]
             u0 = judge_usefulness(judge, node, episode, full)
             if u0 is not None and max(u0.values(), default=0.0) < MATCH_FLOOR:
                 return _gap(found, episode, fx, "no dropped claim explains it, and level 0 does not state it either")
@@ -273,7 +222,7 @@ def settle(graph: Graph, found: Located, used: dict[str, bool], success: bool, e
                     fx.rescues += 1
                     fx.credit.append(claim.holder)
                     fx.notes.append(f"sticky patch rescued {n.id} again ({claim.rescues}): "
-                                    f"\u201c{_short(claim.claim)}\u201d")
+                                    f"\u201c{short(claim.claim)}\u201d")
                     fx.events.append({"action": "rescued", "node": n.id, "trial": "patch", "episode": episode.id,
                                       "claims": [claim.claim]})
         keep: list[Trial] = []
@@ -290,7 +239,7 @@ def settle(graph: Graph, found: Located, used: dict[str, bool], success: bool, e
                 else:
                     keep.append(t)
             elif success:
-                _rescue(n, t, parts, fx)
+                _rescue(n, t, parts, fx, episode)
             elif _advance(n, t, parts, level0, episode, fx):
                 keep.append(t)
         n.trials = keep
@@ -309,29 +258,39 @@ def _count(n: Node, claims: list[str], rescued: bool) -> list[Claim]:
     return out
 
 
-def _rescue(n: Node, t: Trial, parts: list[int], fx: Effects) -> None:
+def rescue_hint(episode: Episode) -> str:
+    from rose.compress.replay import HINT_CHARS, PROMPT_IN_HINT
+
+    prompt = " ".join(episode.prompt.split())[:PROMPT_IN_HINT]
+    return f"Needed for \u201c{prompt}\u201d (only level 0 had it): {' '.join(episode.accepted_summary.split())}"[
+        :HINT_CHARS]
+
+
+def _rescue(n: Node, t: Trial, parts: list[int], fx: Effects, episode: Episode) -> None:
     """The attached detail was used and the work succeeded: credit what was used, close the trial."""
     used_parts = [t.attached[j] for j in parts]
     if t.kind == "claim":
         claims = _count(n, used_parts, rescued=True)
         fx.credit += [c.holder for c in claims]
-        fx.notes.append(f"rescue: \u201c{_short(used_parts[0])}\u201d fixed {n.id}; now a sticky patch")
+        fx.notes.append(f"rescue: \u201c{short(used_parts[0])}\u201d fixed {n.id}, now a sticky patch")
     elif t.kind == "node" and t.claims:
         claims = _count(n, t.claims, rescued=True)
         fx.credit += used_parts
-        fx.notes.append(f"rescue: {used_parts[0]} (jumped to) fixed {n.id}; its claims are now sticky patches")
+        fx.notes.append(f"rescue: {used_parts[0]} (jumped to) fixed {n.id}, its claims are now sticky patches")
     elif t.kind == "node":
         claims = []
         fx.credit += used_parts
-        fx.stepwise.append((n.id, used_parts[-1]))
-        fx.notes.append(f"rescue: stepwise, {used_parts[-1]} fixed {n.id}; the levels above it are demoted")
+        fx.demote.append((n.id, used_parts[-1], f"stepwise descent: {used_parts[-1]} rescued it", []))
+        fx.notes.append(f"rescue: stepwise, {used_parts[-1]} fixed {n.id}, the levels above it are demoted")
     else:
+        # the manifest never named what level 0 supplied, so every form above level 0 may lack it: they are all
+        # demoted, and what the rescued work used becomes a preserve hint for the next compression
         claims = []
         fx.credit += used_parts
-        hint = (f"Needed for \u201c{' '.join(n.title.split())[:80]}\u201d work (episode {t.episode}): level 0 held "
-                "detail the manifest did not name")
-        fx.demote.append((n.id, "level 0 rescued a failure its manifest could not explain", [hint]))
-        fx.notes.append(f"rescue by level 0 on {n.id}: the manifest missed it, so {n.id} is demoted")
+        fx.demote.append((n.id, used_parts[0], "level 0 rescued a failure its manifest could not explain",
+                          [rescue_hint(episode)]))
+        fx.notes.append(f"rescue by level 0 on {n.id}: the manifest missed it, so the forms above "
+                        f"{used_parts[0]} are demoted")
     fx.rescues += 1
     fx.events.append({"action": "rescued", "node": n.id, "trial": t.kind, "strategy": t.strategy,
                       "episode": t.episode, "claims": [c.claim for c in claims], "attached": used_parts})
@@ -353,7 +312,7 @@ def _advance(n: Node, t: Trial, parts: list[int], level0: list[str], episode: Ep
         t.tries += 1
         t.idle = 0
         fx.notes.append(f"descent on {n.id}: not enough yet, adding "
-                        + (f"\u201c{_short(attached[0])}\u201d" if t.kind == "claim" else attached[0]))
+                        + (f"\u201c{short(attached[0])}\u201d" if t.kind == "claim" else attached[0]))
         fx.events.append({"action": "advanced", "node": n.id, "episode": episode.id, "tries": t.tries})
         return True
     if t.kind != "level0" and t.strategy != DescentStrategy.STEPWISE.value and level0:
@@ -371,24 +330,21 @@ def _advance(n: Node, t: Trial, parts: list[int], level0: list[str], episode: Ep
 
 def apply_effects(graph: Graph, fx: Effects) -> None:
     """Credit holders, demote what the trials proved over-cut, and log one event per descent step."""
-    from rose.compress.demote import demote
-
     for holder in fx.credit:
         found = graph.find(holder)
         if found is not None:
             found.store.update(holder, lambda h: setattr(h.stats, "rescues", h.stats.rescues + 1))
-    for node_id, reason, hints in fx.demote:
-        demote(graph, node_id, reason, hints)
-    for apex, rescuer in fx.stepwise:
-        _demote_down_to(graph, apex, rescuer)
+    for apex, rescuer, reason, hints in fx.demote:
+        demote_down_to(graph, apex, rescuer, reason, hints)
     owner = graph.layers.stores()[0] if graph.layers.stores() else None
     if owner is not None:
         for event in fx.events:
             owner.event(EventKind.UPDATE, stage="descent", **event)
 
 
-def _demote_down_to(graph: Graph, apex: str, rescuer: str) -> None:
-    """Stepwise rescue: demote every level between the apex and the node that rescued it."""
+def demote_down_to(graph: Graph, apex: str, rescuer: str, reason: str, hints: list[str]) -> None:
+    """Demote every level between the apex and the node that rescued it, so the rescuer is served again; the
+    hints go to the rescuer (the form the next compression starts from)."""
     from rose.compress.demote import demote
 
     frontier = [apex]
@@ -398,5 +354,5 @@ def _demote_down_to(graph: Graph, apex: str, rescuer: str) -> None:
         if node is None or node_id == rescuer:
             continue
         if rescuer in {n.id for n in graph.subtree(node)}:
-            restored = demote(graph, node_id, f"stepwise descent: {rescuer} rescued it")
+            restored = demote(graph, node_id, reason, hints if rescuer in node.derived_from else None)
             frontier += [r for r in restored if r != rescuer]

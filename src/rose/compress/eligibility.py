@@ -2,7 +2,8 @@
 `min_successes` recalls attributed as used on work that succeeded, past its cooldown, and with recorded episodes to
 validate against. A lesson with no episodes is left alone: compressing with no way to check is worse than not.
 "At least min_successes" counts successes since the lesson's last attempt, so every attempt (accepted or not)
-is earned by new usage, and a rejected lesson is not asked again until it has new evidence.
+is earned by new usage, and a rejected lesson is not asked again until it has new evidence; each candidate in a row
+that came back too long doubles the successes the next attempt needs.
 
 Two conditions beyond the spec's list, both structural: the apex is judged among *compression* parents (a merge
 parent generalises a lesson, it does not compress it, so it does not freeze it), and a lesson with a descent in
@@ -16,6 +17,8 @@ from typing import TYPE_CHECKING
 
 from rose.compress import episodes as corpus
 from rose.model import Episode, Node, Status
+
+MAX_DOUBLINGS = 4   # after 4 rejections in a row an attempt needs 16x min_successes new successful uses
 
 if TYPE_CHECKING:
     from rose.compress.graph import Graph
@@ -48,6 +51,14 @@ def successes_since_attempt(node: Node) -> int:
     return node.stats.successes - node.last_attempt_successes
 
 
+def successes_needed(node: Node, cs: CompressionSettings) -> int:
+    """`min_successes`, doubled for each attempt in a row whose candidate came back no smaller than the ratio allows
+    (at most MAX_DOUBLINGS times): a lesson already as short as its evidence allows stops costing calls, and an
+    accepted compression starts afresh. Rejections that teach something (a failed replay leaves a preserve hint)
+    do not back off."""
+    return cs.min_successes * 2 ** min(node.rejections, MAX_DOUBLINGS)
+
+
 def check(graph: Graph, node: Node, cs: CompressionSettings, now: datetime | None = None) -> Eligibility:
     if not cs.enabled:
         return Eligibility(False, "compression.enabled is false")
@@ -57,10 +68,10 @@ def check(graph: Graph, node: Node, cs: CompressionSettings, now: datetime | Non
         return Eligibility(False, f"already at max_level {cs.max_level}")
     if not graph.is_compression_apex(node):
         return Eligibility(False, "not an apex: a compression of it exists")
-    earned = successes_since_attempt(node)
-    if earned < cs.min_successes:
-        return Eligibility(False, f"{earned} of {cs.min_successes} successful uses"
-                           + (" since the last attempt" if node.last_attempt else ""))
+    earned, needed = successes_since_attempt(node), successes_needed(node, cs)
+    if earned < needed:
+        return Eligibility(False, f"{earned} of {needed} successful uses"
+                           + (" since the last attempt" if node.last_attempt or node.last_attempt_successes else ""))
     if node.trials:
         return Eligibility(False, "a descent is in progress")
     waited = seconds_since(node.last_attempt, now)

@@ -127,6 +127,35 @@ class Graph:
     def is_compression_apex(self, node: Node) -> bool:
         return not self.compression_parents(node)
 
+    def servable_form(self, node_id: str, exclude: set[str] | frozenset[str] = frozenset()) -> list[Node]:
+        """What recall serves for a lesson now: itself if servable, else its nearest servable ancestors (up the
+        parents). Nodes in `exclude` are what a candidate stands in for: never returned, never climbed past."""
+        frontier, seen, found = [node_id], {node_id}, []
+        while frontier and not found:
+            nxt = []
+            for nid in frontier:
+                node = self.node(nid)
+                if node is None or node.status is Status.ARCHIVED or nid in exclude:
+                    continue
+                if node.status in (Status.ACTIVE, Status.DISPUTED):
+                    found.append(node)
+                    continue
+                nxt += [p for p in node.parents if p not in seen]
+                seen.update(node.parents)
+            frontier = nxt
+        return found
+
+    def companions(self, used: list[str], exclude: set[str]) -> list[Node]:
+        """The other lessons an episode used, in the form recall serves them now: a replay serves them beside the
+        candidate, so a lesson is judged on its own part of work that needed several. `exclude` holds what the
+        candidate stands in for (the node it compresses, or the children a merge parent is served with): a form
+        below it leads up to it and is left out; a form that also leads elsewhere (a merge parent) is kept."""
+        out: dict[str, Node] = {}
+        for node_id in used:
+            for form in self.servable_form(node_id, exclude):
+                out.setdefault(form.id, form)
+        return list(out.values())
+
     def iter_nodes(self) -> Iterator[tuple[Store, Node]]:
         for store in self.layers.stores():
             for node in store.iter_nodes():

@@ -41,11 +41,13 @@ class HeldOut:
 
 def evaluate(graph: Graph, store: Store, node: Node, judge: Judge, settings: Settings, pool: list[Episode],
              text: str | None = None) -> HeldOut:
-    """Replay `node` (served as `text`, default its served form) on a sample of the held-out `pool`."""
+    """Replay `node` (served as `text`, default its served form) on a sample of the held-out `pool`, with the
+    other lessons each episode used beside it."""
     sample = corpus.sample(pool, settings.compression.replay_k, salt="heldout|" + node.id)
     if not sample:
         return HeldOut(0, 0)
-    replays = replay(judge, node.title, text if text is not None else served_text(node), sample)
+    stands_for = {node.id} | ({c.id for c in graph.children(node)} if text is not None else set())
+    replays = replay(judge, node.title, text if text is not None else served_text(node), sample, graph, stands_for)
     passed = sum(r.passed for r in replays)
 
     def record(n: Node) -> None:

@@ -44,7 +44,7 @@ class MergeOutcome:
         if self.accepted is None:
             return f"merge of {pair} rejected: {self.reason}"
         text = f"merged {pair} under {self.accepted.id} L{self.accepted.level} ({self.reason})"
-        return text + ("; " + self.heldout.describe() if self.heldout else "")
+        return text + (", " + self.heldout.describe() if self.heldout else "")
 
 
 def co_use_counts(graph: Graph, found: dict[str, Located]) -> dict[tuple[str, str], int]:
@@ -66,13 +66,20 @@ def co_use_counts(graph: Graph, found: dict[str, Located]) -> dict[tuple[str, st
     return counts
 
 
+def merge_parents(graph: Graph, node: Node) -> set[str]:
+    """Live merge parents of the lesson or of any form below it (a merge of an earlier form still covers it)."""
+    out = set()
+    for n in graph.subtree(node):
+        for pid in n.parents:
+            parent = graph.node(pid)
+            if parent is not None and parent.origin is Origin.MERGE and parent.status not in (Status.ARCHIVED,
+                                                                                               Status.DEMOTED):
+                out.add(pid)
+    return out
+
+
 def share_parent(graph: Graph, a: Node, b: Node) -> bool:
-    for pid in set(a.parents) & set(b.parents):
-        parent = graph.node(pid)
-        if parent is not None and parent.origin is Origin.MERGE and parent.status is not Status.ARCHIVED \
-                and parent.status is not Status.DEMOTED:
-            return True
-    return False
+    return bool(merge_parents(graph, a) & merge_parents(graph, b))
 
 
 def candidates(graph: Graph, episode: Episode, settings: Settings) -> list[tuple[Located, Located]]:
@@ -87,6 +94,8 @@ def candidates(graph: Graph, episode: Episode, settings: Settings) -> list[tuple
         fa, fb = found[a], found[b]
         if n < MERGE_AFTER_CO_USES or share_parent(graph, fa.node, fb.node):
             continue
+        if b in {x.id for x in graph.subtree(fa.node)} or a in {x.id for x in graph.subtree(fb.node)}:
+            continue   # one already generalises the other
         if min(seconds_since(fa.node.last_attempt), seconds_since(fb.node.last_attempt)) < cooldown:
             continue
         if min(successes_since_attempt(fa.node), successes_since_attempt(fb.node)) < settings.compression.min_successes:
@@ -125,7 +134,8 @@ def attempt(graph: Graph, pair: tuple[Located, Located], judge: Judge, settings:
     if not validation:
         return MergeOutcome(ids, None, "no recorded episodes to validate against")
     text = served_with_children(answer.title, answer.body, covered)
-    replays = replay(judge, answer.title, text, corpus.sample(validation, cs.replay_k, salt="merge|" + "|".join(ids)))
+    replays = replay(judge, answer.title, text, corpus.sample(validation, cs.replay_k, salt="merge|" + "|".join(ids)),
+                     graph, {c.id for c in covered})
     failed = [r for r in replays if not r.passed]
     if failed:
         found_store = pair[0].store

@@ -80,7 +80,7 @@ SPANS_PROMPT = "Accepted work this lesson was used on (several episodes); which 
 def observe_spans(judge: Judge, node: Node, episodes: list[Episode]) -> list[str] | None:
     """The lesson's sentences that the accepted work of these episodes used; None when there is no evidence to be
     had (no episodes, or the judge did not answer): the compressor is then told the evidence is absent."""
-    found = pieces(node, spans=True, attached=[])
+    found = [p for p in pieces(node, spans=True, attached=[]) if p.kind == "span"]
     recent = episodes[-MAX_EPISODES_FOR_SPANS:]
     if not found or not recent:
         return None

@@ -3,16 +3,20 @@
 `replay_probe` asks how a fresh agent, holding only the candidate, would approach the old prompt (the CLI backends
 run every call in a new process, so the verbose lesson cannot leak in); `replay_judge` asks whether that approach
 reproduces the accepted outcome. The candidate goes in without its id, so nothing points the probe back at the
-original. A judge that does not answer, or answers unreadably, is a failure, never a pass.
+original. The other lessons the episode used are served beside the candidate in their current form, as recall
+would serve them, so a lesson is judged on its own part of work that needed several. A judge that does not answer,
+or answers unreadably, is a failure, never a pass.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rose.compress.graph import served_text
 from rose.model import Episode
 
 if TYPE_CHECKING:
+    from rose.compress.graph import Graph
     from rose.judge import Judge
 
 HINT_CHARS = 300        # a preserve hint is one line a compressor can act on
@@ -32,12 +36,19 @@ class Replay:
         return f"Needed for \u201c{prompt}\u201d: {' '.join(self.reason.split())}"[:HINT_CHARS]
 
 
-def replay(judge: Judge, title: str, text: str, episodes: list[Episode]) -> list[Replay]:
+def replay(judge: Judge, title: str, text: str, episodes: list[Episode], graph: Graph | None = None,
+           exclude: set[str] | None = None) -> list[Replay]:
+    """Replay each episode with the candidate. With `graph`, the other lessons the episode used are served beside
+    it in their current form; what the candidate stands in for (`exclude`) and the forms below it are left out."""
     from rose.judge import JudgeFailure, Stage, calls
 
     out = []
-    lesson = calls.Lesson("", title, text)
     for episode in episodes:
+        body = text
+        if graph is not None:
+            others = graph.companions(episode.used, exclude or set())
+            body = "\n\n".join([text, *(f"Also remembered, {o.title}:\n{served_text(o)}" for o in others)])
+        lesson = calls.Lesson("", title, body)
         try:
             probe = judge.ask(calls.REPLAY_PROBE, calls.ReplayProbeRequest(lesson=lesson, prompt=episode.prompt),
                               stage=Stage.PROBE)

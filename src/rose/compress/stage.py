@@ -1,4 +1,4 @@
-"""What the learner runs after each episode is recorded: observe, settle, descend, repair, compress, merge.
+"""What the learner runs after each episode is recorded: observe, settle, descend, repair, merge, compress.
 
     note = after_episode(layers, owner, episode, judge, settings, digest)
 
@@ -6,13 +6,15 @@
              detail was itself used
 2. settle    sticky patches used on success earn a rescue; trials are decided (rescue / next candidate /
              escalate / knowledge gap)
-3. descend   a used compressed lesson on failed work, with no trial used, opens a descent
+3. descend   a used compressed lesson on failed work, with no trial used, opens a descent (an uncompressed lesson
+             has nothing below it to descend to)
 4. repair    claims that rescued often enough fold back into the body
 5. merge     lessons used together on enough successful work earn a shared parent
 6. compress  every used lesson that has become eligible gets one attempt
 
-A judge that fails skips that step (nothing is guessed); the rest still runs. Returns a one-line summary for the
-learner's log ("" when nothing happened).
+A judge that fails skips that step (nothing is guessed); the rest still runs. So does a step stopped by a store
+error (a lesson deleted meanwhile): the episode is already recorded and the learner job completes. Returns a
+one-line summary for the learner's log ("" when nothing happened).
 """
 from __future__ import annotations
 
@@ -22,11 +24,13 @@ from typing import TYPE_CHECKING
 
 from rose.compress import compression, descent, eligibility, merge, observe, repair
 from rose.compress.graph import Graph
-from rose.model import EpisodeOutcome
+from rose.errors import RoseError
+from rose.model import EpisodeOutcome, Origin, Status
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from rose.compress.graph import Located
     from rose.config import Settings
     from rose.judge import Judge
     from rose.model import Episode
@@ -59,64 +63,84 @@ def only(stages: Stages) -> Iterator[None]:
 def after_episode(layers: Layers, owner: Store, episode: Episode, judge: Judge, settings: Settings,
                   digest: str | None = None) -> str:
     stages = _override or Stages()
-    stages = replace(stages, compress=stages.compress and settings.compression.enabled)
-    graph = Graph(layers)
-    notes: list[str] = []
-    success = episode.outcome is EpisodeOutcome.SUCCESS
-    failure = episode.outcome is EpisodeOutcome.FAILURE
-    used = [f for f in (graph.find(i) for i in episode.used) if f is not None]
+    run = _Run(Graph(layers), episode, judge, settings, digest,
+               replace(stages, compress=stages.compress and settings.compression.enabled))
+    steps = [("descent", run.observe_and_settle, stages.descent), ("descent", run.descend, stages.descent),
+             ("repair", run.repair, stages.descent), ("merge", run.merge, stages.merge),
+             ("compression", run.compress, run.stages.compress)]
+    for name, step, enabled in steps:
+        if not enabled:
+            continue
+        try:
+            step()
+        except RoseError as exc:   # a lesson deleted or a file unreadable meanwhile: this step stops, not the job
+            run.notes.append(f"{name} step stopped: {type(exc).__name__}: {exc}")
+    return "; ".join(run.notes)
 
-    # 1. observe: was the detail attached under a used lesson (sticky patches, trials) itself used?
-    pieces: list[observe.Piece] = []
-    if stages.descent:
-        for f in used:
-            texts = descent.node_texts(graph, descent.referenced(f.node.trials))
+
+class _Run:
+    def __init__(self, graph: Graph, episode: Episode, judge: Judge, settings: Settings, digest: str | None,
+                 stages: Stages):
+        self.graph, self.episode, self.judge, self.settings, self.digest, self.stages = \
+            graph, episode, judge, settings, digest, stages
+        self.notes: list[str] = []
+        self.success = episode.outcome is EpisodeOutcome.SUCCESS
+        self.failure = episode.outcome is EpisodeOutcome.FAILURE
+        self.used = [f for f in (graph.find(i) for i in episode.used) if f is not None]
+        self.pieces: list[observe.Piece] = []
+        self.seen: dict[str, bool] | None = None
+
+    def current(self) -> list[Located]:
+        return [f for f in (self.graph.find(u.node.id) for u in self.used) if f is not None]
+
+    def observe_and_settle(self) -> None:
+        """Steps 1-2: was the detail attached under a used lesson itself used? Then credit and decide it."""
+        for f in self.used:
+            texts = descent.node_texts(self.graph, descent.referenced(f.node.trials))
             attached = [descent.attached_texts(t, texts) for t in f.node.trials]
-            pieces += observe.pieces(f.node, spans=False, attached=attached)
-    seen = observe.observe(judge, episode, digest, pieces) if pieces and digest is not None else None
-    if pieces and seen is None:
-        notes.append("descent: attached detail not judged (no digest or the judge did not answer)")
-
-    # 2. settle
-    if seen:
-        for f in used:
+            self.pieces += observe.pieces(f.node, spans=False, attached=attached)
+        if not self.pieces:
+            return
+        if self.digest is not None:
+            self.seen = observe.observe(self.judge, self.episode, self.digest, self.pieces)
+        if self.seen is None:
+            self.notes.append("descent: attached detail not judged (no digest or the judge did not answer)")
+            return
+        for f in self.used:
             if f.node.trials or any(c.rescues > 0 for c in f.node.dropped):
-                fx = descent.settle(graph, f, seen, success, episode)
-                descent.apply_effects(graph, fx)
-                notes += fx.notes
+                self._apply(descent.settle(self.graph, f, self.seen, self.success, self.episode))
 
-    # 3. descend
-    if stages.descent and failure:
-        tried_here = {p.node for p in pieces if p.kind == "trial" and seen and seen.get(p.id)}
-        for f in used:
-            current = graph.find(f.node.id)
-            if current is None or current.node.id in tried_here or current.node.status.value not in ("active",
-                                                                                                     "disputed"):
+    def descend(self) -> None:
+        """Step 3. A lesson whose attached detail was tried here has already moved on; one whose trials could not
+        be judged waits; a merge parent's detail is its children, which are served beside it."""
+        if not self.failure:
+            return
+        tried = {p.node for p in self.pieces if p.kind == "trial" and self.seen and self.seen.get(p.id)}
+        for f in self.current():
+            node = f.node
+            if node.id in tried or node.origin is Origin.MERGE or node.status not in (Status.ACTIVE, Status.DISPUTED) \
+                    or (self.seen is None and node.trials):
                 continue
-            fx = descent.open_descent(graph, current, episode, judge, settings)
-            descent.apply_effects(graph, fx)
-            notes += fx.notes
+            self._apply(descent.open_descent(self.graph, f, self.episode, self.judge, self.settings))
 
-    # 4. repair
-    if stages.descent:
-        for f in used:
-            current = graph.find(f.node.id)
-            if current is not None:
-                folded = repair.repair(current, settings.descent.repair_after_rescues)
-                notes += [f"repair: folded \u201c{descent._short(c)}\u201d into {current.node.id}" for c in folded]
+    def repair(self) -> None:
+        for f in self.current():
+            for claim in repair.repair(f, self.settings.descent.repair_after_rescues):
+                self.notes.append(f"repair: folded \u201c{descent.short(claim)}\u201d into {f.node.id}")
 
-    # 5. merge (before compress, so a lesson used with another is merged as the form that was used)
-    if stages.merge and success:
-        for pair in merge.candidates(graph, episode, settings)[:1]:
-            notes.append(merge.attempt(graph, pair, judge, settings).describe())
-    # 6. compress
-    if stages.compress and success:
-        for f in used:
-            current = graph.find(f.node.id)
-            if current is None:
-                continue
-            elig = eligibility.check(graph, current.node, settings.compression)
-            if elig.ok:
-                notes.append(compression.attempt(graph, current, judge, settings, elig).describe())
+    def merge(self) -> None:
+        """Step 5, before compression, so lessons used together are merged in the form that was used."""
+        if self.success:
+            for pair in merge.candidates(self.graph, self.episode, self.settings)[:1]:
+                self.notes.append(merge.attempt(self.graph, pair, self.judge, self.settings).describe())
 
-    return "; ".join(notes)
+    def compress(self) -> None:
+        if self.success:
+            for f in self.current():
+                elig = eligibility.check(self.graph, f.node, self.settings.compression)
+                if elig.ok:
+                    self.notes.append(compression.attempt(self.graph, f, self.judge, self.settings, elig).describe())
+
+    def _apply(self, fx: descent.Effects) -> None:
+        descent.apply_effects(self.graph, fx)
+        self.notes += fx.notes

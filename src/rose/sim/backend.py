@@ -57,12 +57,17 @@ class Faults:
     scheduled: str | None
     rng: random.Random | None     # None: a scheduled fault decides, rates do not apply
     config: SimConfig
+    fired: dict[str, int]
 
     def __call__(self, name: str) -> bool:
         if self.rng is None:
-            return self.scheduled == name
-        rate = getattr(self.config, name)
-        return rate > 0 and self.rng.random() < rate
+            hit = self.scheduled == name
+        else:
+            rate = getattr(self.config, name)
+            hit = rate > 0 and self.rng.random() < rate
+        if hit:
+            self.fired[name] = self.fired.get(name, 0) + 1
+        return hit
 
 
 @dataclass
@@ -83,6 +88,7 @@ class SimBackend(Backend):
         self.model = model
         self.rng = random.Random(self.config.seed)
         self.calls = Calls()
+        self.fired: dict[str, int] = {}      # faults injected so far, by name
         self._faults: dict[str, deque[str | None]] = {}
 
     def schedule(self, call: str, *faults: str | None) -> SimBackend:
@@ -94,8 +100,8 @@ class SimBackend(Backend):
         """This call's faults: the next scheduled one if any was scheduled, else each drawn at its rate."""
         queue = self._faults.get(call)
         if queue:
-            return Faults(scheduled=queue.popleft(), rng=None, config=self.config)
-        return Faults(scheduled=None, rng=self.rng, config=self.config)
+            return Faults(scheduled=queue.popleft(), rng=None, config=self.config, fired=self.fired)
+        return Faults(scheduled=None, rng=self.rng, config=self.config, fired=self.fired)
 
     def complete(self, request: BackendRequest) -> BackendReply:
         self.calls.add(request.call)
@@ -134,8 +140,7 @@ class SimBackend(Backend):
     def _rank_repairs(self, r: Any) -> dict[str, Any]:
         scores = []
         for c in r.claims:
-            fact = self.world.fact_of_claim(c.claim)
-            hit = fact is not None and fact.symptom in r.failure
+            hit = any(self.world.fact(k).symptom in r.failure for k in self.world.keys_in(c.claim))
             base = 0.9 if hit else 0.05
             noisy = min(1.0, max(0.0, base + self.rng.gauss(0, self.config.judge_noise)))
             scores.append({"id": c.id, "score": round(noisy, 3),

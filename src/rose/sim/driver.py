@@ -8,7 +8,8 @@ One session is what an agent harness does, in order: the UserPromptSubmit hook (
 recall), the simulated agent working from the injected block, a transcript in Claude Code's format, the
 SessionEnd hook (which queues the learner job), then the learner over the queue (`rose.learn.learner.run_queue`)
 in-process with the `sim` judge instead of a detached process. Nothing outside `root` is touched: ROSE_HOME points
-into it for the duration, and the detached learner the hook would spawn is not started.
+into it for the duration, and the detached learner the hook would spawn is not started. Ids are drawn from a
+generator seeded by `tag` for the duration, so the same tasks give the same run.
 """
 from __future__ import annotations
 
@@ -16,11 +17,13 @@ import contextlib
 import io
 import json
 import os
+import random
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rose import model
 from rose.model import Node, Origin, Status
 from rose.sim.agent import Attempt, act, write_session
 from rose.sim.backend import SimBackend, SimConfig
@@ -60,6 +63,7 @@ class Measure:
     statuses: dict[str, int]
     store_tokens: int                   # tokens of every servable lesson's body
     level_ratio: dict[int, float]       # mean tokens of a compressed lesson / its level-0 original, by level
+                                        # (compressions of a merge parent are left out: no level-0 original)
     descents: int                       # descents opened (stats.expansions)
     rescues: int                        # rescues credited to claims (trials and sticky patches)
     repairs: int                        # claims folded back into a body
@@ -112,6 +116,9 @@ class Simulation:
             os.environ[key] = value
         self._saved_spawn = jobs.spawn_learner
         jobs.spawn_learner = lambda store: None   # the learner runs in-process below, with the sim judge
+        ids = random.Random("ids|" + self.tag)    # reproducible node and episode ids: same seed, same run
+        self._saved_hex = model._random_hex
+        model._random_hex = lambda chars: "".join(ids.choice("0123456789abcdef") for _ in range(chars))
         self.layers = Layers.discover(self.project)
         store = self.layers.init_project()
         store.config_path.write_text(dump_yaml(self.config), encoding="utf-8")
@@ -125,6 +132,7 @@ class Simulation:
         if self.layers is not None:
             self.layers.close()
         jobs.spawn_learner = self._saved_spawn
+        model._random_hex = self._saved_hex
         for key, value in self._saved_env.items():
             if value is None:
                 os.environ.pop(key, None)
@@ -160,11 +168,15 @@ class Simulation:
 
         return Judge(self.backend, events_path=store.events_path)
 
+    def session_id(self, n: int) -> str:
+        """The id session `n` runs under (held-out membership is a function of it)."""
+        return f"sim-{self.tag}-{n:04d}"
+
     def run(self, task: Task) -> SessionResult:
         from rose.learn.learner import run_queue
 
         self.n += 1
-        sid = f"sim-{self.tag}-{self.n:04d}"
+        sid = self.session_id(self.n)
         transcript = self.root / "transcripts" / f"{sid}.jsonl"
         base = {"session_id": sid, "transcript_path": str(transcript), "cwd": str(self.project)}
         out = self._hook("UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit", "prompt": task.prompt})
@@ -190,15 +202,16 @@ class Simulation:
         by_id = {n.id: n for n in nodes}
         servable = [n for n in nodes if n.status in (Status.ACTIVE, Status.DISPUTED)]
 
-        def root_tokens(n: Node) -> int:
+        def root(n: Node) -> Node:
             seen = n
             while seen.derived_from and seen.origin is Origin.COMPRESSION and seen.derived_from[0] in by_id:
                 seen = by_id[seen.derived_from[0]]
-            return estimate(base_body(seen.body))
+            return seen
         ratios: dict[int, list[float]] = {}
         for n in nodes:
-            if n.origin is Origin.COMPRESSION:
-                ratios.setdefault(n.level, []).append(estimate(base_body(n.body)) / max(root_tokens(n), 1))
+            base = root(n)
+            if n.origin is Origin.COMPRESSION and base.level == 0:   # a chain of compressions down to level 0
+                ratios.setdefault(n.level, []).append(estimate(base_body(n.body)) / max(estimate(base.body), 1))
         rescues = repairs = 0
         from rose.store import events
 

@@ -81,6 +81,15 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE nodes ADD COLUMN text_hash TEXT NOT NULL DEFAULT '';
         ALTER TABLE embeddings ADD COLUMN text_hash TEXT NOT NULL DEFAULT '';
     """),
+    ("0005_compression_facts", """
+        -- what `rose status` sums about compression, without opening every compressed lesson's file
+        ALTER TABLE nodes ADD COLUMN origin_rescues INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE nodes ADD COLUMN heldout_passed INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE nodes ADD COLUMN heldout_total INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE nodes ADD COLUMN trials INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE nodes ADD COLUMN gaps INTEGER NOT NULL DEFAULT 0;
+        UPDATE files SET mtime_ns = -1;  -- every file is re-read once, to fill the new columns
+    """),
 ]
 
 FULL_SCAN_EVERY_S = 120  # on the per-prompt path, a per-file scan at least this often (see Index.sync)
@@ -247,13 +256,15 @@ class Index:
     def _insert(self, node: Node, rel_path: str) -> None:
         tags = " ".join(node.tags)
         cur = self.conn.execute(
-            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (node.id, node.family, node.title, node.gist, tags, node.body, node.level, node.status.value,
              node.origin.value, node.memory_type.value, node.scope.value, node.importance,
              json.dumps(node.parents), json.dumps(node.derived_from), len(node.dropped), estimate(node.body),
              node.created, node.stats.last_used, node.use_count, rel_path, node.conflict,
              json.dumps([c.claim for c in node.dropped if c.rescues > 0], ensure_ascii=False),
-             text_hash(node.title, tags, node.gist, node.body)))
+             text_hash(node.title, tags, node.gist, node.body),
+             sum(1 for c in node.dropped if c.rescues > 0), node.heldout_passed, node.heldout_total,
+             len(node.trials), len(node.gaps)))
         self.conn.execute("INSERT INTO nodes_fts(rowid, id, title, gist, tags, body) VALUES (?,?,?,?,?,?)",
                           (cur.lastrowid, node.id, node.title, node.gist, tags, node.body))
 
@@ -279,7 +290,6 @@ class Index:
                  self.conn.execute("SELECT path, mtime_ns, size, problem FROM files")}
         seen: set[str] = set()
         for rel, st in _scan(nodes_dir):
-            path = self.root / rel
             seen.add(rel)
             prior = known.get(rel)
             if prior is not None and prior[0] == st.st_mtime_ns and prior[1] == st.st_size:
@@ -287,7 +297,7 @@ class Index:
                     report.problems.append((rel, prior[2]))
                 continue
             try:
-                node = parse(path)
+                node = parse(self.root / rel)
             except ValueError as exc:
                 self._record_problem(rel, st, str(exc))
                 report.problems.append((rel, str(exc)))
@@ -407,6 +417,19 @@ class Index:
 
     def embedded_count(self, model: str) -> int:
         return self.conn.execute("SELECT count(*) FROM embeddings WHERE model=?", (model,)).fetchone()[0]
+
+    def compression_facts(self) -> dict[str, int]:
+        """Sums for `rose status`: compressed and merged lessons, held-out results, sticky patches, open trials."""
+        row = self.conn.execute(
+            "SELECT coalesce(sum(origin = 'compression'), 0), coalesce(sum(origin = 'merge'), 0),"
+            " coalesce(sum(heldout_passed), 0), coalesce(sum(heldout_total), 0), coalesce(sum(heldout_total > 0), 0),"
+            " coalesce(sum(status = 'demoted'), 0),"
+            " coalesce(sum(CASE WHEN status IN ('active', 'disputed') THEN origin_rescues END), 0),"
+            " coalesce(sum(CASE WHEN status IN ('active', 'disputed') THEN trials END), 0),"
+            " coalesce(sum(CASE WHEN status IN ('active', 'disputed') THEN gaps END), 0) FROM nodes").fetchone()
+        keys = ("compressed", "merged", "heldout_passed", "heldout_total", "evaluated", "demoted", "sticky",
+                "open_trials", "gaps")
+        return dict(zip(keys, (int(v) for v in row)))
 
     def problems(self) -> list[tuple[str, str]]:
         return [(r[0], r[1]) for r in self.conn.execute(
