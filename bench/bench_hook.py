@@ -107,7 +107,7 @@ def selector_tokens(tmp: Path) -> list[tuple[str, int, int]]:
     from rose.tokens import estimate
 
     out = []
-    for size in (50, 5000):
+    for size in (50, 500, 5000):
         project = tmp / f"sel{size}"
         project.mkdir()
         populate(project / ".rose", size)
@@ -144,17 +144,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="0,100,1000,10000")
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--tokens-only", action="store_true", help="only the selector-token table")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rose-bench-hook-") as tmp:
-        try:
-            rows = latency([int(s) for s in args.sizes.split(",")], args.runs, Path(tmp))
-        finally:
-            stop_helpers(Path(tmp))
-        base = rows[0][1]
-        print(f"{'UserPromptSubmit hook, end to end':<52} {'median':>9} {'x bare':>7}")
-        for label, seconds in rows:
-            print(f"{label:<52} {seconds * 1000:>7.0f}ms {seconds / base:>7.1f}")
-        print()
+        if not args.tokens_only:
+            try:
+                rows = latency([int(s) for s in args.sizes.split(",")], args.runs, Path(tmp))
+            finally:
+                stop_helpers(Path(tmp))
+            base = rows[0][1]
+            print(f"{'UserPromptSubmit hook, end to end':<52} {'median':>9} {'x bare':>7}")
+            for label, seconds in rows:
+                print(f"{label:<52} {seconds * 1000:>7.0f}ms {seconds / base:>7.1f}")
+            print()
         print(f"{'tokens one selector call sends':<52} {'fork':>9} {'judge':>7}")
         for label, fork, judge in selector_tokens(Path(tmp)):
             print(f"{label:<52} {fork:>9} {judge:>7}")
