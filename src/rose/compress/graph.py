@@ -6,7 +6,6 @@ Everything here is structure (ids, edges, text layout), never a judgement.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -155,8 +154,3 @@ class Graph:
             for form in self.servable_form(node_id, exclude):
                 out.setdefault(form.id, form)
         return list(out.values())
-
-    def iter_nodes(self) -> Iterator[tuple[Store, Node]]:
-        for store in self.layers.stores():
-            for node in store.iter_nodes():
-                yield store, node

@@ -289,7 +289,7 @@ def reconcile_pending(layers: Layers, judge: Judge, settings: Settings, limit: i
     from rose.judge import JudgeFailure
 
     results = []
-    pending = [(s, n) for s in layers.stores() for n in s.iter_nodes() if n.unreconciled]
+    pending = [(s, s.get(node_id)) for s in layers.stores() for node_id in s.index.unreconciled_ids()]
     pending.sort(key=lambda sn: sn[1].created)
     for store, node in pending[:limit]:
         new = NewLesson(body=node.body, title=node.title, gist=node.gist, tags=node.tags, family="",

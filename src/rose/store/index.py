@@ -90,6 +90,11 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE nodes ADD COLUMN gaps INTEGER NOT NULL DEFAULT 0;
         UPDATE files SET mtime_ns = -1;  -- every file is re-read once, to fill the new columns
     """),
+    ("0006_unreconciled", """
+        -- lessons stored while no backend answered: the learner finds them here instead of reading every file
+        ALTER TABLE nodes ADD COLUMN unreconciled INTEGER NOT NULL DEFAULT 0;
+        UPDATE files SET mtime_ns = -1;
+    """),
 ]
 
 FULL_SCAN_EVERY_S = 120  # on the per-prompt path, a per-file scan at least this often (see Index.sync)
@@ -256,7 +261,7 @@ class Index:
     def _insert(self, node: Node, rel_path: str) -> None:
         tags = " ".join(node.tags)
         cur = self.conn.execute(
-            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (node.id, node.family, node.title, node.gist, tags, node.body, node.level, node.status.value,
              node.origin.value, node.memory_type.value, node.scope.value, node.importance,
              json.dumps(node.parents), json.dumps(node.derived_from), len(node.dropped), estimate(node.body),
@@ -264,7 +269,7 @@ class Index:
              json.dumps([c.claim for c in node.dropped if c.rescues > 0], ensure_ascii=False),
              text_hash(node.title, tags, node.gist, node.body),
              sum(1 for c in node.dropped if c.rescues > 0), node.heldout_passed, node.heldout_total,
-             len(node.trials), len(node.gaps)))
+             len(node.trials), len(node.gaps), int(node.unreconciled)))
         self.conn.execute("INSERT INTO nodes_fts(rowid, id, title, gist, tags, body) VALUES (?,?,?,?,?,?)",
                           (cur.lastrowid, node.id, node.title, node.gist, tags, node.body))
 
@@ -417,6 +422,9 @@ class Index:
 
     def embedded_count(self, model: str) -> int:
         return self.conn.execute("SELECT count(*) FROM embeddings WHERE model=?", (model,)).fetchone()[0]
+
+    def unreconciled_ids(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT id FROM nodes WHERE unreconciled = 1 ORDER BY created")]
 
     def compression_facts(self) -> dict[str, int]:
         """Sums for `rose status`: compressed and merged lessons, held-out results, sticky patches, open trials."""
