@@ -425,3 +425,21 @@ def test_experience_is_only_asked_for_behind_the_value_gate(no_cache_settings: L
 
     small = counts(read_transcript(FIXTURES / "claude_rich.jsonl"))
     assert not _experience_worth_asking(Outcome.UNKNOWN, small)   # unknown outcome needs a large trajectory
+
+
+def test_fork_mode_reflects_in_a_fork_of_the_live_session(no_cache_settings: Layers, tmp_path: Path) -> None:
+    layers = no_cache_settings
+    transcript = tmp_path / "t.jsonl"
+    shutil.copy(FIXTURES / "claude_rich.jsonl", transcript)
+    layers.project.config_path.write_text("embed: {provider: none}\nreflection: {mode: fork, "
+                                          "nudge_after_tool_calls: 2, nudge_cooldown_s: 0}\n", encoding="utf-8")
+    stop = {"session_id": "s-fork", "transcript_path": str(transcript), "cwd": str(layers.cwd),
+            "hook_event_name": "Stop", "stop_hook_active": False}
+    assert call_hook("claude", "Stop", stop) == {}
+    [(_p, job)] = queued(layers.project)
+    assert job.kind.value == "reflect" and job.fork
+    script = Script(extract={"decision": "NONE", "lessons": [], "orientation": [], "experience": None})
+    script.backend.name, script.backend.can_fork = "claude", True   # a backend of the session's own agent
+    assert run_queue(layers.project, judge_factory=script.judge)[0].done
+    [extract] = [r for r in script.backend.history if r.call == "extract"]
+    assert extract.session_id == "s-fork"   # the judge call forked the live session instead of reading a digest
