@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from tests.support.gen_store import populate  # noqa: E402
+from tests.support.processes import stop_warm_helpers  # noqa: E402
 
 PROMPTS = ["the staging deploy with argo rollout is stuck", "pytest fixture flaky on the integration db",
            "why is the redis cache ttl ignored", "add retries with backoff to the http client"]
@@ -129,17 +130,6 @@ def selector_tokens(tmp: Path) -> list[tuple[str, int, int]]:
     return out
 
 
-def stop_helpers(tmp: Path) -> None:
-    """The warm helpers this run started exit on their own when idle; do not leave them waiting for that."""
-    import signal
-
-    for pid_file in tmp.rglob("warm-*.pid"):
-        try:
-            os.kill(int(pid_file.read_text()), signal.SIGTERM)
-        except (OSError, ValueError):
-            pass
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="0,100,1000,10000")
@@ -151,7 +141,7 @@ def main() -> int:
             try:
                 rows = latency([int(s) for s in args.sizes.split(",")], args.runs, Path(tmp))
             finally:
-                stop_helpers(Path(tmp))
+                stop_warm_helpers(Path(tmp))
             base = rows[0][1]
             print(f"{'UserPromptSubmit hook, end to end':<52} {'median':>9} {'x bare':>7}")
             for label, seconds in rows:

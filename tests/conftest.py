@@ -27,13 +27,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def stop_warm_helpers(tmp_path_factory: pytest.TempPathFactory):
     """Hooks run by the real CLIs may start warm helpers under the tests' temp folders: end them with the run."""
     yield
-    import signal
+    from tests.support.processes import stop_warm_helpers
 
-    for pid_file in tmp_path_factory.getbasetemp().rglob("warm-*.pid"):
-        try:
-            os.kill(int(pid_file.read_text()), signal.SIGTERM)
-        except (OSError, ValueError):
-            pass
+    stop_warm_helpers(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture

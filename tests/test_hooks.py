@@ -118,7 +118,7 @@ def test_unknown_agent_or_event_is_a_notice(taught: Path) -> None:
 
 def test_hook_parses_without_importing_argparse(taught: Path) -> None:
     code = ("import sys, io, json; sys.argv=['rose','hook','claude','UserPromptSubmit'];"
-            "from rose.cli import main; sys.stdin=io.TextIOWrapper(io.BytesIO(b'{}'));"
+            "from rose.launcher import main; sys.stdin=io.TextIOWrapper(io.BytesIO(b'{}'));"
             "main(); assert 'argparse' not in sys.modules, 'argparse on the hook path'")
     import subprocess
     import sys

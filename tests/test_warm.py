@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_rose
+from tests.support.processes import alive
 
 
 def _payload(project: Path, prompt: str, session: str = "w1") -> bytes:
@@ -77,22 +78,10 @@ def test_the_helper_answers_hooks_and_dense_queries_then_exits_when_idle(project
     assert reply is not None and reply["ranks"][db][0][1] > 0
     # idle: it ends itself and cleans up after itself
     deadline = time.time() + 30
-    while time.time() < deadline and _alive(pid):
+    while time.time() < deadline and alive(pid):
         time.sleep(0.5)
-    assert not _alive(pid), "the helper outlived its idle deadline"
+    assert not alive(pid), "the helper outlived its idle deadline"
     assert not sock.exists() and not os.path.exists(client.sibling(str(sock), ".pid"))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie (exited, not yet reaped by its session) is not alive
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_helpers_are_per_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -437,11 +437,7 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["hook"]:  # the per-prompt path: no argparse, no CLI imports, fail-open inside
-        from rose.hooks.entry import main as hook_main
-
-        return hook_main(argv[1:])
-    parser = build_parser()
+    parser = build_parser()  # `rose hook` never reaches here: rose.launcher routes it to rose.hooks.entry
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()

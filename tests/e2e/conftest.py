@@ -45,24 +45,16 @@ def cli_project(tmp_path: Path) -> Path:
     return path
 
 
-def _require(getter) -> Path:
-    try:
-        return getter()
-    except agent_clis.AgentCliMissing as exc:
-        message = str(exc)
-    pytest.fail(f"{message}\n(e2e tests never skip: CI must prove the real CLIs)", pytrace=False)
-
-
 @pytest.fixture
 def claude(request) -> Path:
     """Path of the pinned claude binary; fails the test with instructions when it is missing."""
-    return _require(agent_clis.claude_bin)
+    return agent_clis.require(agent_clis.claude_bin)
 
 
 @pytest.fixture
 def codex(request) -> Path:
     """Path of the pinned codex binary; fails the test with instructions when it is missing."""
-    return _require(agent_clis.codex_bin)
+    return agent_clis.require(agent_clis.codex_bin)
 
 
 @pytest.fixture

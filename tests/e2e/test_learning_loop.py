@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -25,6 +26,7 @@ pytestmark = pytest.mark.e2e
 CORRECTION = ("Add a retry to the uploader. In this repo always use the retry_with_jitter helper from utils/net.py, "
               "never write your own backoff loop.")
 QUOTE = "always use the retry_with_jitter helper from utils/net.py, never write your own backoff loop."
+LESSON_ID = re.compile(r"\bn_[0-9a-f]{6}\b")
 RULE = "Use retry_with_jitter from utils/net.py for retries; never hand-roll a backoff loop."
 SECOND_PROMPT = "The downloader needs retries as well, please add them."
 
@@ -46,8 +48,9 @@ def judge_answers(req: RecordedRequest):
     if not keys:
         return None
     if {"outcome", "accepted_summary", "lessons"} <= keys:
+        served = sorted(set(LESSON_ID.findall(req.body_text)))  # every served lesson needs its own verdict
         return Structured({"outcome": "success", "accepted_summary": "added a retry using retry_with_jitter",
-                           "lessons": []})
+                           "lessons": [{"id": i, "used": True, "reason": "the retry used it"} for i in served]})
     if {"decision", "lessons", "orientation", "experience"} <= keys:
         return Structured({"decision": "LEARN", "orientation": [], "experience": None, "lessons": [
             {"quote": QUOTE, "title": "Retries use retry_with_jitter", "body": RULE, "confidence": "high",
@@ -72,13 +75,6 @@ def _wait_for(predicate, what: str, timeout: float = 120.0) -> None:
     pytest.fail(f"timed out waiting for {what}")
 
 
-def _require(getter) -> Path:
-    try:
-        return getter()
-    except agent_clis.AgentCliMissing as exc:
-        pytest.fail(f"{exc}\n(e2e tests never skip: CI must prove the real CLIs)", pytrace=False)
-
-
 def _prepare(project: Path, backend: str, command: Path) -> None:
     for args in (("init",), ("config", "set", "agent.backend", backend),
                  ("config", "set", f"agent.{backend}_command", str(command)),
@@ -89,6 +85,11 @@ def _prepare(project: Path, backend: str, command: Path) -> None:
 
 def _learned(project: Path) -> bool:
     return any((project / ".rose" / "nodes").rglob("*.md")) and any((project / ".rose" / "episodes").glob("*.json"))
+
+
+def _idle(project: Path) -> bool:
+    """The learner started by the last session has finished: no queued work, no learner lock held."""
+    return not list((project / ".rose" / "queue").glob("*.json"))
 
 
 def _log(project: Path) -> str:
@@ -108,8 +109,7 @@ def _check_lesson(project: Path) -> None:
     assert episode["outcome"] == "success" and "uploader" in episode["prompt"]
 
 
-def test_claude_session_two_gets_what_session_one_taught(project: Path, tmp_path: Path) -> None:
-    claude = _require(agent_clis.claude_bin)
+def test_claude_session_two_gets_what_session_one_taught(project: Path, tmp_path: Path, claude: Path) -> None:
     home = tmp_path / "cli-home"
     home.mkdir()
     _prepare(project, "claude", claude)
@@ -127,10 +127,13 @@ def test_claude_session_two_gets_what_session_one_taught(project: Path, tmp_path
         agent_turns = [r for r in mock.model_requests("anthropic") if not _schema_keys(r)]
         assert any("retry_with_jitter" in r.body_text and "<rose-lessons>" in r.body_text for r in agent_turns), \
             "session 2's request did not carry the lesson session 1 taught"
+        # session 2's own learner works against this mock too: let it finish before the mock goes away
+        _wait_for(lambda: _idle(project), "the second session's learner\n" + _log(project))
+        episodes = [json.loads(p.read_text()) for p in (project / ".rose" / "episodes").glob("*.json")]
+        assert sorted(len(e["used"]) for e in episodes) == [0, 1]   # session 2 used what session 1 taught
 
 
-def test_codex_session_two_gets_what_session_one_taught(project: Path, tmp_path: Path) -> None:
-    codex = _require(agent_clis.codex_bin)
+def test_codex_session_two_gets_what_session_one_taught(project: Path, tmp_path: Path, codex: Path) -> None:
     home = tmp_path / "cli-home"
     home.mkdir()
     _prepare(project, "codex", codex)
@@ -150,3 +153,7 @@ def test_codex_session_two_gets_what_session_one_taught(project: Path, tmp_path:
         agent_turns = [r for r in mock.model_requests("responses") if not _schema_keys(r)]
         assert any("retry_with_jitter" in r.body_text and "<rose-lessons>" in r.body_text for r in agent_turns), \
             "session 2's request did not carry the lesson session 1 taught"
+        # session 2's own learner works against this mock too: let it finish before the mock goes away
+        _wait_for(lambda: _idle(project), "the second session's learner\n" + _log(project))
+        episodes = [json.loads(p.read_text()) for p in (project / ".rose" / "episodes").glob("*.json")]
+        assert sorted(len(e["used"]) for e in episodes) == [0, 1]   # session 2 used what session 1 taught

@@ -43,22 +43,14 @@ LESSON = "ROSE-E2E-LESSON: run make lint-fix before every commit in this reposit
 PROMPT = "how should I commit this change?"
 
 
-def _require(getter) -> Path:
-    try:
-        return getter()
-    except agent_clis.AgentCliMissing as exc:
-        message = str(exc)
-    pytest.fail(f"{message}\n(e2e tests never skip: CI must prove the real CLIs)", pytrace=False)
-
-
 @pytest.fixture
 def claude() -> Path:
-    return _require(agent_clis.claude_bin)
+    return agent_clis.require(agent_clis.claude_bin)
 
 
 @pytest.fixture
 def codex() -> Path:
-    return _require(agent_clis.codex_bin)
+    return agent_clis.require(agent_clis.codex_bin)
 
 
 @pytest.fixture

@@ -14,20 +14,9 @@ from rose.learn.jobs import Job, JobKind, enqueue, queued
 from rose.store import Layers
 from rose.store.atomic import file_lock
 from tests.conftest import run_rose
+from tests.support.processes import alive
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_a_hanging_learner_is_ended_by_its_deadline_with_its_children(layers: Layers, tmp_path: Path) -> None:
@@ -48,9 +37,9 @@ def test_a_hanging_learner_is_ended_by_its_deadline_with_its_children(layers: La
     assert pid_file.exists(), "the stand-in model CLI was never started"
     standin_pid = int(pid_file.read_text())
     deadline = time.time() + 10
-    while time.time() < deadline and _alive(standin_pid):
+    while time.time() < deadline and alive(standin_pid):
         time.sleep(0.2)
-    assert not _alive(standin_pid), "the model CLI outlived the learner"
+    assert not alive(standin_pid), "the model CLI outlived the learner"
     assert len(queued(layers.project)) == 1          # the work is kept for the next run
     assert "deadline of 3s reached" in (layers.project.logs_dir / "learner.log").read_text()
 

@@ -25,12 +25,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence, Union
+from typing import Callable, Iterable, Mapping, Optional, Sequence, Union
 
 __all__ = [
     "CLAUDE_CODE_VERSION",
     "CODEX_VERSION",
     "AgentCliMissing",
+    "require",
     "agent_clis_dir",
     "claude_bin",
     "codex_bin",
@@ -108,6 +109,18 @@ def claude_bin() -> Path:
 def codex_bin() -> Path:
     """Path of the pinned ``codex`` (the npm ``bin/codex.js`` launcher, which spawns the native musl binary)."""
     return _installed_bin("codex", "@openai/codex", CODEX_VERSION)
+
+
+def require(getter: Callable[[], Path]) -> Path:
+    """``require(claude_bin)``: the binary, or a failed test saying how to install it. e2e tests never skip: CI must
+    prove the real CLIs."""
+    import pytest
+
+    try:
+        return getter()
+    except AgentCliMissing as exc:
+        message = str(exc)
+    pytest.fail(f"{message}\n(e2e tests never skip: CI must prove the real CLIs)", pytrace=False)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
