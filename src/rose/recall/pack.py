@@ -64,19 +64,12 @@ class SessionRecord:
         except (AttributeError, TypeError, ValueError):
             return cls()
 
-    def save(self, store: Store, session_id: str, extra: dict[str, Any] | None = None) -> None:
-        with session_lock(store, session_id):
-            self._save(store, session_id, extra)
-
-    def _save(self, store: Store, session_id: str, extra: dict[str, Any] | None) -> None:
-        path = session_path(store, session_id)
-        data = store.read_json(path, {})
-        if not isinstance(data, dict):
-            data = {}
-        ever = list(data.get("served_ever", [])) if isinstance(data.get("served_ever"), list) else []
-        ever += [i for i in self.served if i not in ever]  # every lesson ever shown: attribution judges these
-        data.update({"turn": self.turn, "served": self.served, "served_ever": ever, **(extra or {})})
-        store.write_json(path, data, structural=True)
+    def save(self, store: Store, session_id: str) -> None:
+        def merge(data: dict[str, Any]) -> None:
+            ever = list(data.get("served_ever", [])) if isinstance(data.get("served_ever"), list) else []
+            ever += [i for i in self.served if i not in ever]  # every lesson ever shown: attribution judges these
+            data.update({"turn": self.turn, "served": self.served, "served_ever": ever})
+        update_session(store, session_id, merge)
 
 
 def _safe(session_id: str) -> str:

@@ -88,7 +88,7 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
         for item in items:
             if item.tier is not Tier.FRESH:
                 record.served[item.id] = record.turn
-        record.save(owner, session_id, {"last_served": [i.id for i in items if i.tier is not Tier.FRESH]})
+        record.save(owner, session_id)
     trace["pack"] = [{"id": i.id, "tier": i.tier.value, "tokens": i.tokens, "reason": i.reason,
                       "scope": i.store.scope.value} for i in items]
     trace["block"] = block
