@@ -49,6 +49,23 @@ def layers(project: Path):
     layers.close()
 
 
+def write_own_config(text: str) -> Path:
+    """The user's own settings (the global store's config.yaml, created if needed): the only file that may choose
+    a backend, a program or an endpoint. A project's .rose/config.yaml is a repository's and cannot."""
+    from rose.model import Scope
+    from rose.store import Store, global_root
+
+    store = Store.create(global_root(), Scope.GLOBAL)
+    store.config_path.write_text(text, encoding="utf-8")
+    store.close()
+    return store.config_path
+
+
+@pytest.fixture
+def own_config():
+    return write_own_config
+
+
 def run_rose(*args: str, cwd: Path, input: str | None = None, env: dict[str, str] | None = None,
              timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """Run the real `python -m rose` in a separate process, as a user's shell would."""

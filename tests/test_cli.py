@@ -93,8 +93,8 @@ def test_config_list_get_set(store_dir: Path) -> None:
     broken.write_text("recall: [1, 2\n", encoding="utf-8")
     out = run_rose("status", cwd=store_dir)
     assert out.returncode == 0  # status does not need settings
-    doctor = run_rose("doctor", cwd=store_dir)
-    assert doctor.returncode == 1 and "config.yaml" in doctor.stdout
+    doctor = run_rose("doctor", cwd=store_dir)  # a broken file is skipped with a warning: recall goes on without it
+    assert doctor.returncode == 0 and "[WARN] config unreadable" in doctor.stdout and "config.yaml" in doctor.stdout
 
 
 def test_doctor_and_events(store_dir: Path) -> None:

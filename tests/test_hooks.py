@@ -73,11 +73,18 @@ def test_a_broken_store_fails_open(taught: Path) -> None:
     assert "hookSpecificOutput" not in data
 
 
-def test_a_corrupt_config_fails_open(taught: Path) -> None:
-    (taught / ".rose" / "config.yaml").write_text("recall: {max_pack_tokens: lots}\n", encoding="utf-8")
-    data = json.loads(hook("claude", "UserPromptSubmit", payload("claude", "UserPromptSubmit", taught,
-                                                                  prompt="retry"), taught).stdout)
-    assert "recall.max_pack_tokens: expected integer" in data["systemMessage"]
+@pytest.mark.parametrize("text", ["recall: {max_pack_tokens: lots}\n", "recall: {from_a_newer_rose: 1}\n",
+                                  "recall: [unclosed\n", "- just\n- a list\n"])
+def test_a_config_rose_cannot_use_never_costs_recall(taught: Path, text: str) -> None:
+    """A teammate on an older rose keeps its memory when a newer rose adds a key; the notice says so once."""
+    (taught / ".rose" / "config.yaml").write_text(text, encoding="utf-8")
+    def ask(session: str) -> dict:
+        return json.loads(hook("claude", "UserPromptSubmit", payload("claude", "UserPromptSubmit", taught,
+                                                                     prompt="retry", session_id=session), taught).stdout)
+    first, second = ask("one"), ask("two")
+    assert "Retry" in first["hookSpecificOutput"]["additionalContext"]
+    assert "config: 1 setting(s) not understood — rose doctor" in first["systemMessage"]
+    assert "Retry" in second["hookSpecificOutput"]["additionalContext"] and "config:" not in second["systemMessage"]
 
 
 def test_rose_child_makes_every_hook_a_silent_no_op(taught: Path) -> None:

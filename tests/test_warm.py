@@ -1,18 +1,23 @@
-"""The warm helper: the hook's thin client hands recall to a process that is already warm, with the same answer,
-and the helper ends itself when idle."""
+"""The warm helper: the hook's thin client hands recall to a process that is already warm, with the same answer;
+one helper serves every environment of a user and installation; it ends itself when idle."""
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import run_rose
-from tests.support.processes import alive
+from tests.support.processes import alive, stop_warm_helpers
+
+HANG_S = 90   # upper bound on waits for a helper to start or stop: only a hang reaches it
 
 
 def _payload(project: Path, prompt: str, session: str = "w1") -> bytes:
@@ -21,28 +26,38 @@ def _payload(project: Path, prompt: str, session: str = "w1") -> bytes:
 
 
 @pytest.fixture
-def warm_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    sockets = tmp_path / "sock"
-    sockets.mkdir()
+def warm_env(monkeypatch: pytest.MonkeyPatch):
+    sockets = Path(tempfile.mkdtemp(prefix="rw-", dir="/tmp"))  # short: a Unix socket path holds ~104 bytes
     monkeypatch.setenv("TMPDIR", str(sockets))
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     monkeypatch.setenv("ROSE_WARM_HELPER", "1")
     monkeypatch.setenv("ROSE_WARM_IDLE_S", "4")
-    return dict(os.environ)
+    yield dict(os.environ)
+    stop_warm_helpers(sockets)
+    shutil.rmtree(sockets, ignore_errors=True)
 
 
-def _wait_socket(timeout: float = 60) -> Path:
+def _wait_socket(timeout: float = HANG_S) -> Path:
     from rose.warm import client
 
     sock = client.socket_path()
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if client.request(sock, {"op": "ping"}, 1.0) is None and os.path.exists(sock):
+    assert sock is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if client.request(sock, {"op": "ping"}, 5.0) is None and os.path.exists(sock):
             return Path(sock)  # answered (an unknown op is an error reply, which request() maps to None) and listening
         time.sleep(0.2)
     pytest.fail(f"no warm helper at {sock}")
 
 
+def _wait_gone(pid: int, timeout: float = HANG_S) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and alive(pid):
+        time.sleep(0.2)
+
+
 def test_the_helper_answers_hooks_and_dense_queries_then_exits_when_idle(project: Path, warm_env) -> None:
+    from rose.config import EmbedSettings
     from rose.warm import client
 
     run_rose("init", cwd=project)
@@ -53,47 +68,82 @@ def test_the_helper_answers_hooks_and_dense_queries_then_exits_when_idle(project
     sock = _wait_socket()
     pid = int(Path(client.sibling(str(sock), ".pid")).read_text())
     # the next prompt is answered by the helper, with the same kind of answer
-    answered = client.run_hook(["claude", "UserPromptSubmit"], _payload(project, "add retries", session="w2"))
+    answered = client.run_hook(["claude", "UserPromptSubmit"], _payload(project, "add retries", session="w2"), 60)
     assert answered is not None
     data = json.loads(answered)
     assert "Retry idempotent calls" in data["hookSpecificOutput"]["additionalContext"]
     assert data["systemMessage"].startswith("⋯ ROSE · 1 lesson")
     # a malformed payload is still a valid-JSON notice when the helper answers
-    assert json.loads(client.run_hook(["claude", "UserPromptSubmit"], b"not json"))["systemMessage"].startswith(
+    assert json.loads(client.run_hook(["claude", "UserPromptSubmit"], b"not json", 60))["systemMessage"].startswith(
         "⋯ ROSE · skipped")
-    # dense ranks come back from the loaded model
+    # dense ranks come back from the loaded model (it loads in the background when the helper starts)
     db = str(project / ".rose" / "index.db")
     run_rose("index", cwd=project)
-    from dataclasses import asdict
-
-    from rose.config import EmbedSettings
-
     embed = {k: getattr(v, "value", v) for k, v in asdict(EmbedSettings()).items()}
     reply = None
-    for _ in range(40):  # the model loads in the background when the helper starts
-        reply = client.dense(embed, "retries with backoff", [db], 5)
-        if reply is not None:
-            break
-        time.sleep(0.25)
+    deadline = time.monotonic() + HANG_S
+    while reply is None and time.monotonic() < deadline:
+        reply = client.dense(embed, "retries with backoff", [db], 5, timeout=5.0)
+        if reply is None:
+            time.sleep(0.25)
     assert reply is not None and reply["ranks"][db][0][1] > 0
     # idle: it ends itself and cleans up after itself
-    deadline = time.time() + 30
-    while time.time() < deadline and alive(pid):
-        time.sleep(0.5)
+    _wait_gone(pid)
     assert not alive(pid), "the helper outlived its idle deadline"
     assert not sock.exists() and not os.path.exists(client.sibling(str(sock), ".pid"))
 
 
-def test_helpers_are_per_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_helper_serves_every_environment_of_a_user(project: Path, tmp_path: Path, warm_env,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A different HOME, PATH or API key is a different request, not a different process."""
     from rose.warm import client
 
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
     a = client.socket_path()
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")
+    monkeypatch.setenv("PATH", "/nowhere:" + os.environ["PATH"])
     b = client.socket_path()
     monkeypatch.setenv("HOME", str(tmp_path / "other"))
     c = client.socket_path()
-    assert len({a, b, c}) == 3 and all(len(p) < 100 for p in (a, b, c))
+    assert a == b == c and a is not None
+    # two users' worth of global stores, one helper: each request is answered from its own ROSE_HOME
+    homes = {}
+    for name in ("alice-home", "bob-home"):
+        home = tmp_path / name
+        env = {"ROSE_HOME": str(home / ".rose")}
+        run_rose("add", f"In {name} always say the word {name.split('-')[0]}word.", "--scope", "global",
+                 "--title", f"{name} rule", cwd=project, env=env)
+        homes[name] = env
+    run_rose("init", cwd=project)
+    run_rose("hook", "claude", "UserPromptSubmit", cwd=project, input=_payload(project, "hello").decode())
+    sock = _wait_socket()
+    pid = int(Path(client.sibling(str(sock), ".pid")).read_text())
+    for name, env in homes.items():
+        monkeypatch.setenv("ROSE_HOME", env["ROSE_HOME"])
+        out = json.loads(client.run_hook(["claude", "UserPromptSubmit"], _payload(project, "hi", session=name), 60))
+        context = out["hookSpecificOutput"]["additionalContext"]
+        assert f"{name.split('-')[0]}word" in context, (name, context)
+        other = "bob" if name.startswith("alice") else "alice"
+        assert f"{other}word" not in context
+        assert int(Path(client.sibling(str(sock), ".pid")).read_text()) == pid   # the same helper answered
+    assert len(list(Path(os.environ["TMPDIR"]).rglob("warm-*.sock"))) == 1
+
+
+def test_two_helpers_started_at_once_leave_one(warm_env) -> None:
+    from rose.warm import client
+
+    sock = client.socket_path()
+    assert sock is not None
+    env = {**os.environ, "ROSE_CHILD": "1"}
+    first = subprocess.Popen([sys.executable, "-m", "rose.warm.server", sock], env=env)
+    try:
+        _wait_socket()
+        second = subprocess.run([sys.executable, "-m", "rose.warm.server", sock], env=env, timeout=HANG_S)
+        assert second.returncode == 0           # it found the first one's lock and left at once
+        assert first.poll() is None and client.request(sock, {"op": "ping"}, 5.0) is None
+        assert int(Path(client.sibling(sock, ".pid")).read_text()) == first.pid
+    finally:
+        first.terminate()
+        first.wait(timeout=HANG_S)
 
 
 def test_no_helper_is_started_when_they_are_switched_off(project: Path, tmp_path: Path,

@@ -251,16 +251,49 @@ def cmd_config(args: argparse.Namespace) -> int:
         return 0
     if value is None:
         raise RoseError("rose config set needs KEY and VALUE")
-    store = layers.writable(Scope(args.scope)) if args.scope == "global" else layers.writable(Scope.PROJECT)
-    with store.lock():
-        stored = config.set_in_file(store.config_path, key, value)
+    stored, path, note = layers.set_setting(key, value, Scope(args.scope))
     from rose.store.events import EventKind
 
-    store.event(EventKind.CONFIG, key=key, value=config.display(stored))
+    layers.writable(Scope(args.scope)).event(EventKind.CONFIG, key=key, value=config.display(stored))
     if args.json:
-        _print_json({"key": key, "value": config.display(stored), "file": str(store.config_path)})
+        _print_json({"key": key, "value": config.display(stored), "file": str(path), "note": note or None})
     else:
-        print(f"{key} = {config.display(stored)}  ({store.config_path})")
+        print(f"{key} = {config.display(stored)}  ({path})" + (f"\n  {note}" if note else ""))
+    return 0
+
+
+def cmd_trust(args: argparse.Namespace) -> int:
+    from rose import config, trust
+
+    layers = _layers(args)
+    if args.list:
+        pins = trust.pins()
+        if args.json:
+            _print_json([{"path": p.path, "sha256": p.sha256, "at": p.at,
+                          "state": trust.state(Path(p.path)).value} for p in pins])
+        else:
+            print("\n".join(f"{trust.state(Path(p.path)).value:<8} {p.path}  (trusted {p.at})" for p in pins)
+                  or "no trusted repository configs")
+        return 0
+    if layers.project is None:
+        from rose.errors import StoreNotFound
+
+        raise StoreNotFound(layers.cwd)
+    path = layers.project.config_path
+    if args.revoke:
+        removed = trust.revoke(path)
+        _print_json({"path": str(path), "revoked": removed}) if args.json else \
+            print(f"{'no longer trusted' if removed else 'was not trusted'}: {path}")
+        return 0
+    if not path.exists():
+        raise RoseError(f"{path} does not exist: there is nothing to trust")
+    keys = config.privileged_keys(config.read_overrides(path))
+    pin = trust.pin(path)
+    if args.json:
+        _print_json({"path": pin.path, "sha256": pin.sha256, "privileged_keys": keys})
+    else:
+        print(f"trusted {pin.path} as it is now (sha256 {pin.sha256[:12]}…); any change to it lapses this trust")
+        print("  it chooses: " + (", ".join(keys) if keys else "nothing privileged (it only tunes rose)"))
     return 0
 
 
@@ -401,6 +434,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("key", nargs="?")
     p.add_argument("value", nargs="?")
     p.add_argument("--scope", choices=["project", "global"], default="project")
+
+    p = command("trust", cmd_trust, "honour this repository's .rose/config.yaml as it is now (pinned to its content)")
+    p.add_argument("--revoke", action="store_true", help="stop trusting it")
+    p.add_argument("--list", action="store_true", help="every trusted config and whether it changed since")
 
     p = command("search", cmd_search, "ranked lessons for a query, with their paths")
     p.add_argument("query", nargs="+")

@@ -1,8 +1,12 @@
 """Typed settings: every knob has a type, a default and a one-line reason. docs/config.md is generated from here.
 
 Settings live in `config.yaml` of each store as a sparse mapping of overrides (`recall: {max_pack_tokens: 3000}`).
-The global store's file is read first, the project's on top. `rose config` lists, gets and sets them; an unknown
-key or a bad value raises ConfigError naming the key and the type it expects.
+The global store's file is read first, the project's on top, then `ROSE_<SECTION>_<NAME>` environment variables.
+A repository is untrusted input: a setting marked `privileged` (it chooses a program, an endpoint, a credential or
+a backend) is honoured only from the user's own layers, never from a repository's file unless its exact content is
+pinned by `rose trust`. Loading never fails on what a file holds (an older rose must keep working beside a newer
+one's keys): unknown keys, bad values and unreadable files become `Problem`s that doctor and the notice report.
+`rose config set` is strict: an unknown key or a bad value raises ConfigError naming the key and the type.
 """
 from __future__ import annotations
 
@@ -10,13 +14,16 @@ import enum
 import functools
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, get_type_hints
 
 from rose.errors import ConfigError
 
 
-def knob(default: Any, reason: str, choices: tuple[str, ...] = ()) -> Any:
-    return field(default=default, metadata={"reason": reason, "choices": choices})
+def knob(default: Any, reason: str, *, privileged: bool = False) -> Any:
+    """One setting. `privileged`: it chooses a program rose runs, an endpoint it calls, a credential it sends or a
+    backend; such a setting is honoured only from the user's own config (see `Source`), never from a repository."""
+    return field(default=default, metadata={"reason": reason, "privileged": privileged})
 
 
 class Selector(str, enum.Enum):
@@ -44,9 +51,12 @@ class Backend(str, enum.Enum):
     CODEX = "codex"
     OPENAI = "openai"
     ANTHROPIC = "anthropic"
-    SCRIPTED = "scripted"
-    SIM = "sim"
+    SCRIPTED = "scripted"   # test backend: answers from a script (not offered to users)
+    SIM = "sim"             # test backend: the simulated knowledge world (not offered to users)
     NONE = "none"
+
+
+TEST_BACKENDS = (Backend.SCRIPTED, Backend.SIM)
 
 
 class EmbedProvider(str, enum.Enum):
@@ -66,7 +76,12 @@ class RecallSettings:
     judge_calls: int = knob(3, "Model calls the apex walk may spend per prompt; unresolved branches are served.")
     max_depth: int = knob(3, "How many levels the apex walk may descend.")
     selector_max_tool_calls: int = knob(8, "Tool calls the fork selector may make; the user is waiting.")
-    selector_timeout_s: float = knob(20.0, "Deadline for any selector; past it recall falls back to hybrid.")
+    deadline_s: float = knob(8.0, "The whole prompt hook (search, selectors, fallbacks, second pass) ends within this; "
+                             "what is ready is served. Capped below the hook timeout rose installs.")
+    selector_timeout_s: float = knob(6.0, "Deadline of one selector call, within recall.deadline_s; past it recall "
+                                     "falls back to the next selector.")
+    lock_wait_s: float = knob(0.5, "Longest the prompt hook waits for a store lock or a busy index before serving "
+                              "what it can without it (and saying so).")
     candidates: int = knob(20, "Candidates the no-model search hands to a selector.")
     rrf_k: int = knob(20, "Reciprocal rank fusion constant: larger flattens the rank curve (20 ranked best, bench).")
     dense_weight: float = knob(0.2, "Weight of the dense list in fusion (lexical is 1.0): the offline model helps on "
@@ -113,24 +128,31 @@ class RoutingSettings:
 
 @dataclass
 class AgentSettings:
-    backend: Backend = knob(Backend.AUTO, "Who answers the judge's questions; auto = first of claude, codex on PATH.")
+    backend: Backend = knob(Backend.AUTO, "Who answers the judge's questions; auto = first of claude, codex on PATH.",
+                            privileged=True)
     model: str = knob("", "Model name passed to the backend; empty = the backend's default.")
     timeout_s: float = knob(60.0, "Deadline of one judge call; a call past it is a failure, never a pass.")
-    claude_command: str = knob("claude", "Executable of the Claude Code CLI.")
-    codex_command: str = knob("codex", "Executable of the Codex CLI.")
-    openai_base_url: str = knob("http://127.0.0.1:11434/v1", "OpenAI-compatible endpoint (Ollama's default shown).")
-    openai_api_key_env: str = knob("OPENAI_API_KEY", "Name of the environment variable holding the key (never the key).")
-    anthropic_base_url: str = knob("https://api.anthropic.com", "Messages API endpoint.")
-    anthropic_api_key_env: str = knob("ANTHROPIC_API_KEY", "Name of the environment variable holding the key.")
+    claude_command: str = knob("claude", "Executable of the Claude Code CLI.", privileged=True)
+    codex_command: str = knob("codex", "Executable of the Codex CLI.", privileged=True)
+    openai_base_url: str = knob("http://127.0.0.1:11434/v1", "OpenAI-compatible endpoint (Ollama's default shown).",
+                                 privileged=True)
+    openai_api_key_env: str = knob("OPENAI_API_KEY", "Name of the environment variable holding the key (never the key).",
+                                    privileged=True)
+    anthropic_base_url: str = knob("https://api.anthropic.com", "Messages API endpoint.", privileged=True)
+    anthropic_api_key_env: str = knob("ANTHROPIC_API_KEY", "Name of the environment variable holding the key.",
+                                       privileged=True)
     cache_max_entries: int = knob(5000, "Judge cache size; the oldest entries are evicted first.")
 
 
 @dataclass
 class EmbedSettings:
-    provider: EmbedProvider = knob(EmbedProvider.AUTO, "Dense retrieval model; none = lexical search only.")
-    base_url: str = knob("http://127.0.0.1:11434/v1", "OpenAI-compatible /v1/embeddings endpoint, for provider openai.")
+    provider: EmbedProvider = knob(EmbedProvider.AUTO, "Dense retrieval model; none = lexical search only.",
+                                    privileged=True)
+    base_url: str = knob("http://127.0.0.1:11434/v1", "OpenAI-compatible /v1/embeddings endpoint, for provider openai.",
+                          privileged=True)
     model: str = knob("nomic-embed-text", "Embedding model name, for provider openai.")
-    api_key_env: str = knob("OPENAI_API_KEY", "Name of the environment variable holding the embeddings key.")
+    api_key_env: str = knob("OPENAI_API_KEY", "Name of the environment variable holding the embeddings key.",
+                             privileged=True)
 
 
 @dataclass
@@ -142,6 +164,8 @@ class Settings:
     routing: RoutingSettings = field(default_factory=RoutingSettings)
     agent: AgentSettings = field(default_factory=AgentSettings)
     embed: EmbedSettings = field(default_factory=EmbedSettings)
+    # what the loaded files held that was not applied (not a section: filled by `load`)
+    problems: list[Problem] = field(default_factory=list, metadata={"not_a_section": True}, compare=False)
 
 
 # `rose config agent codex` is how the spec spells the backend switch.
@@ -154,11 +178,21 @@ class Knob:
     type: type
     default: Any
     reason: str
+    privileged: bool = False
+
+    @property
+    def section(self) -> str:
+        return self.key.split(".")[0]
+
+    @property
+    def name(self) -> str:
+        return self.key.split(".")[1]
 
     @property
     def type_name(self) -> str:
         if isinstance(self.type, type) and issubclass(self.type, enum.Enum):
-            return "one of " + " | ".join(m.value for m in self.type)
+            offered = [m for m in self.type if m not in TEST_BACKENDS]
+            return "one of " + " | ".join(m.value for m in offered)
         return {bool: "true/false", int: "integer", float: "number", str: "text"}[self.type]
 
 
@@ -166,11 +200,14 @@ class Knob:
 def _all_knobs() -> tuple[Knob, ...]:
     out = []
     for section in fields(Settings):
+        if section.metadata.get("not_a_section"):
+            continue
         section_type = section.default_factory  # type: ignore[misc]
         hints = get_type_hints(section_type)
         for f in fields(section_type):
             default = f.default if f.default is not MISSING else None
-            out.append(Knob(f"{section.name}.{f.name}", hints[f.name], default, f.metadata.get("reason", "")))
+            out.append(Knob(f"{section.name}.{f.name}", hints[f.name], default, f.metadata.get("reason", ""),
+                            bool(f.metadata.get("privileged", False))))
     return tuple(out)
 
 
@@ -183,7 +220,7 @@ def _knob(key: str) -> Knob:
     for k in knobs():
         if k.key == key:
             return k
-    sections = sorted({k.key.split(".")[0] for k in knobs()})
+    sections = sorted(_section_names())
     raise ConfigError(f"unknown setting {key!r}: keys look like <section>.<name>, sections are {', '.join(sections)}"
                       " (`rose config` lists them all)")
 
@@ -234,28 +271,128 @@ def get(settings: Settings, key: str) -> Any:
     return getattr(getattr(settings, section), name)
 
 
-def apply_overrides(settings: Settings, overrides: Any, source: str) -> None:
+# -- where settings come from, and which of them are honoured ----------------------------------------------------
+class ProblemKind(str, enum.Enum):
+    UNKNOWN = "unknown"          # a key this rose does not know (a newer rose's, or a typo): warned, skipped
+    BAD_VALUE = "bad-value"      # a value of the wrong type: warned, the default (or the layer below) stands
+    UNREADABLE = "unreadable"    # a file that is not YAML or not a mapping: warned, the whole file skipped
+    NOT_TRUSTED = "not-trusted"  # a privileged key in a repository's file the user has not trusted: ignored
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing in a settings file that rose did not apply, and why. Never fatal: recall goes on without it."""
+
+    source: str
+    key: str
+    kind: ProblemKind
+    detail: str
+
+    def line(self) -> str:
+        where = f"{self.source}: {self.key}" if self.key else self.source
+        return f"{where}: {self.detail}"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"source": self.source, "key": self.key, "kind": self.kind.value, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Source:
+    """A settings file and whether it is the user's own (their global store) or a repository's.
+
+    A repository's file may tune rose but never choose what it runs or where it sends data: its privileged keys
+    are ignored unless the user pinned that file's exact content with `rose trust`. `own` may be a function, asked
+    only when the file really holds a privileged key (the trust check hashes the file)."""
+
+    path: Path
+    own: bool | Callable[[], bool] = True
+
+    def is_own(self) -> bool:
+        return self.own() if callable(self.own) else bool(self.own)
+
+
+NOT_TRUSTED_DETAIL = ("ignored: it chooses a program, an endpoint, a credential or a backend, and this file is "
+                      "inside a repository; set it in your own config (`rose config set --scope global`, or a "
+                      "ROSE_* environment variable), or review the file and run `rose trust`")
+ENV_PREFIX = "ROSE_"  # ROSE_<SECTION>_<NAME>=value: the user's own, applied over every file
+
+
+def _section_names() -> set[str]:
+    return {k.key.split(".")[0] for k in _all_knobs()}
+
+
+def env_overrides(env: Any = None) -> dict[str, dict[str, str]]:
+    """`ROSE_AGENT_BACKEND=codex` -> {"agent": {"backend": "codex"}}: settings from the user's own environment."""
+    from rose import environment
+
+    env = environment.current() if env is None else env
+    sections = _section_names()
+    out: dict[str, dict[str, str]] = {}
+    for key, value in env.items():
+        if not key.startswith(ENV_PREFIX):
+            continue
+        section, _, name = key[len(ENV_PREFIX):].lower().partition("_")
+        if section in sections and name:
+            out.setdefault(section, {})[name] = value
+    return out
+
+
+def apply_overrides(settings: Settings, overrides: Any, source: str,
+                    *, own: bool | Callable[[], bool] = True) -> list[Problem]:
+    """Apply one layer's overrides; returns what was not applied. Only the user's own layers set privileged keys."""
+    problems: list[Problem] = []
     if overrides is None:
-        return
+        return problems
     if not isinstance(overrides, dict):
-        raise ConfigError(f"{source}: expected a mapping of sections, got {type(overrides).__name__}")
+        return [Problem(source, "", ProblemKind.UNREADABLE,
+                        f"expected a mapping of sections, got {type(overrides).__name__}: file skipped")]
     for section, values in overrides.items():
         if not isinstance(values, dict):
-            raise ConfigError(f"{source}: section {section!r} must be a mapping of settings")
+            problems.append(Problem(source, str(section), ProblemKind.UNREADABLE,
+                                    "a section must be a mapping of settings: skipped"))
+            continue
         for name, value in values.items():
-            knob = _knob(f"{section}.{name}")
-            setattr(getattr(settings, section), name, coerce(knob, value))
+            key = f"{section}.{name}"
+            try:
+                knob = _knob(key)
+            except ConfigError:
+                problems.append(Problem(source, key, ProblemKind.UNKNOWN,
+                                        "unknown setting, skipped (a newer rose's key, or a typo)"))
+                continue
+            if knob.privileged and not (own() if callable(own) else own):
+                problems.append(Problem(source, key, ProblemKind.NOT_TRUSTED, NOT_TRUSTED_DETAIL))
+                continue
+            try:
+                setattr(getattr(settings, knob.section), knob.name, coerce(knob, value))
+            except ConfigError as exc:
+                problems.append(Problem(source, key, ProblemKind.BAD_VALUE, f"{exc}; skipped"))
+    return problems
+
+
+def privileged_keys(overrides: Any) -> list[str]:
+    """The privileged keys a file's overrides set (what `rose trust` would let it choose)."""
+    out = []
+    if isinstance(overrides, dict):
+        for section, values in overrides.items():
+            for name in (values if isinstance(values, dict) else {}):
+                try:
+                    if _knob(f"{section}.{name}").privileged:
+                        out.append(f"{section}.{name}")
+                except ConfigError:
+                    continue
+    return out
 
 
 def read_overrides(path: Path) -> dict[str, Any]:
+    """One file's overrides; ConfigError when it is not YAML or not a mapping (`rose config set` refuses it)."""
     if not path.exists():
         return {}
     from rose.store.frontmatter import load_yaml
 
     try:
-        data = load_yaml(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8", errors="replace"))
     except Exception as exc:  # noqa: BLE001 - any parse failure is the user's file, reported as such
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        raise ConfigError(f"{path}: {_yaml_reason(exc)}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -263,20 +400,47 @@ def read_overrides(path: Path) -> dict[str, Any]:
     return data
 
 
-def load(paths: list[Path], cache: Path | None = None) -> Settings:
-    """Defaults, then each file's overrides in order (global first, project last).
+def _yaml_reason(exc: Exception) -> str:
+    """One line a person can act on, from whatever the YAML parser raised."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}" if mark is not None else ""
+    what = getattr(exc, "problem", None) or str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return f"not valid YAML{where}: {' '.join(str(what).split())}"
 
+
+def _read_tolerant(path: Path) -> tuple[Any, list[Problem]]:
+    try:
+        return read_overrides(path), []
+    except ConfigError as exc:
+        reason = str(exc).removeprefix(f"{path}: ")
+        return None, [Problem(str(path), "", ProblemKind.UNREADABLE, f"{reason}; the whole file is skipped")]
+
+
+def load(paths: list[Path | Source], cache: Path | None = None, env: Any = None) -> Settings:
+    """Defaults, then each file's overrides in order (global first, project last), then ROSE_* variables.
+
+    Never raises for what a file holds: unknown keys, bad values, unreadable files and privileged keys of an
+    untrusted repository file are skipped and listed in `settings.problems` (doctor and the notice report them).
     With `cache`, the parsed overrides are kept as JSON keyed by each file's (mtime, size), so the per-prompt hook
     does not import a YAML parser to read two small files that rarely change.
     """
-    raw = _cached_overrides(paths, cache) if cache is not None else None
+    sources = [p if isinstance(p, Source) else Source(p) for p in paths]
+    files = [s.path for s in sources]
+    raw = _cached_overrides(files, cache) if cache is not None else None
     if raw is None:
-        raw = [(str(p), read_overrides(p)) for p in paths]
+        raw = []
+        for path in files:
+            data, problems = _read_tolerant(path)
+            raw.append((str(path), data, [p.to_dict() for p in problems]))
         if cache is not None:
-            _store_overrides(paths, cache, raw)
+            _store_overrides(files, cache, raw)
     settings = Settings()
-    for source, overrides in raw:
-        apply_overrides(settings, overrides, source)
+    for source, (name, overrides, problems) in zip(sources, raw):
+        settings.problems += [Problem(p["source"], p["key"], ProblemKind(p["kind"]), p["detail"]) for p in problems]
+        settings.problems += apply_overrides(settings, overrides, name, own=source.is_own)
+    from_env = env_overrides(env)
+    if from_env:
+        settings.problems += apply_overrides(settings, from_env, "environment (ROSE_*)", own=True)
     return settings
 
 
@@ -286,30 +450,38 @@ def _fingerprint(paths: list[Path]) -> list[list[object]]:
         try:
             st = p.stat()
             out.append([str(p), st.st_mtime_ns, st.st_size])
-        except FileNotFoundError:
+        except OSError:
             out.append([str(p), 0, -1])
     return out
 
 
-def _cached_overrides(paths: list[Path], cache: Path) -> list[tuple[str, Any]] | None:
+CACHE_VERSION = 2
+
+
+def _cached_overrides(paths: list[Path], cache: Path) -> list[tuple[str, Any, list[dict[str, str]]]] | None:
     import json
 
     try:
         data = json.loads(cache.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or data.get("fingerprint") != _fingerprint(paths):
+    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION \
+            or data.get("fingerprint") != _fingerprint(paths):
         return None
-    return [(str(s), o) for s, o in data.get("overrides", [])]
+    try:
+        return [(str(s), o, list(p)) for s, o, p in data.get("overrides", [])]
+    except (TypeError, ValueError):
+        return None
 
 
-def _store_overrides(paths: list[Path], cache: Path, raw: list[tuple[str, Any]]) -> None:
+def _store_overrides(paths: list[Path], cache: Path, raw: list[tuple[str, Any, list[dict[str, str]]]]) -> None:
     import json
 
     from rose.store.atomic import write_text_atomic
 
     try:
-        write_text_atomic(cache, json.dumps({"fingerprint": _fingerprint(paths), "overrides": raw}))
+        write_text_atomic(cache, json.dumps({"version": CACHE_VERSION, "fingerprint": _fingerprint(paths),
+                                             "overrides": raw}, default=str))
     except OSError:
         pass  # a cache that cannot be written is only slower
 
@@ -322,9 +494,11 @@ def set_in_file(path: Path, key: str, raw_value: str) -> Any:
     knob = _knob(key)
     value = coerce(knob, raw_value)
     data = read_overrides(path)
-    section, name = knob.key.split(".")
     stored = value.value if isinstance(value, enum.Enum) else value
-    data.setdefault(section, {})[name] = stored
+    section = data.setdefault(knob.section, {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: section {knob.section!r} is not a mapping; fix the file by hand first")
+    section[knob.name] = stored
     write_text_atomic(path, dump_yaml(data))
     return value
 
@@ -341,15 +515,22 @@ def reference_markdown() -> str:
     """The config reference in docs/config.md, generated so it can never drift from the code."""
     lines = ["# Configuration reference", "",
              "Generated from `src/rose/config.py` by `python -m rose.config`; do not edit by hand.", "",
-             "Set a value with `rose config set KEY VALUE` (project store) or add `--scope global`.", ""]
+             "Set a value with `rose config set KEY VALUE` (project store) or add `--scope global` (your own "
+             "`~/.rose/config.yaml`). Any key can also be set for one shell with an environment variable "
+             "`ROSE_<SECTION>_<NAME>` (`ROSE_AGENT_BACKEND=codex`), which wins over every file.", "",
+             "Keys marked **own config only** choose a program rose runs, an endpoint it calls, a credential it "
+             "sends or a backend. They are honoured only from your own config (the global store's file or a "
+             "`ROSE_*` variable), never from a `.rose/config.yaml` inside a repository, unless you review that "
+             "file and pin its exact content with `rose trust` (any later change to the file lapses the trust). "
+             "Unknown keys and bad values are skipped with a warning (`rose doctor`), never fatal.", ""]
     current = ""
     for k in knobs():
-        section = k.key.split(".")[0]
-        if section != current:
-            current = section
-            lines += [f"## {section}", "", "| key | type | default | why |", "|---|---|---|---|"]
+        if k.section != current:
+            current = k.section
+            lines += [f"## {current}", "", "| key | type | default | why |", "|---|---|---|---|"]
         type_name = k.type_name.replace(" | ", ", ")
-        lines.append(f"| `{k.key}` | {type_name} | `{display(k.default)}` | {k.reason} |")
+        reason = k.reason + (" **Own config only.**" if k.privileged else "")
+        lines.append(f"| `{k.key}` | {type_name} | `{display(k.default)}` | {reason} |")
     return "\n".join(lines) + "\n"
 
 

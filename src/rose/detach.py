@@ -12,11 +12,14 @@ from pathlib import Path
 
 def spawn_detached(argv: list[str], log: Path, cwd: Path | None = None) -> int | None:
     """Start argv detached; returns its pid, or None if it could not be started (the caller's work stays queued)."""
-    env = {**os.environ, "ROSE_CHILD": "1"}
+    from rose import environment
+
+    env = environment.child({"ROSE_CHILD": "1"})
     log.parent.mkdir(parents=True, exist_ok=True)
     if hasattr(os, "posix_spawn"):
+        # the log may sit in a shared runtime folder: never follow a symlink planted where it should be
         actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                   (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600),
+                   (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600),
                    (os.POSIX_SPAWN_DUP2, 1, 2)]
         prior = os.getcwd()
         try:

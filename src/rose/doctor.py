@@ -6,8 +6,6 @@ import sys
 from dataclasses import asdict, dataclass
 from enum import Enum
 
-from rose import config
-from rose.errors import ConfigError
 from rose.store import Layers, global_root
 
 
@@ -40,8 +38,31 @@ def run(layers: Layers, probe: bool = False) -> list[Check]:
     checks += _config_checks(layers)
     checks += _backend_checks(layers, probe)
     checks += _wiring_checks(layers)
+    checks += _helper_checks()
     checks += _learning_checks(layers)
     return checks
+
+
+def _helper_checks() -> list[Check]:
+    """The warm helper's private folder, and whether a helper answers there."""
+    import os
+
+    from rose.warm import client
+
+    if not client.helpers_allowed():
+        return [Check("warm helper", Level.INFO, f"off ({client.NO_HELPER_ENV}=0): every hook works in-process")]
+    folder, why = client.runtime_dir()
+    if folder is None:
+        return [Check("warm helper", Level.WARN, why)]
+    sock = client.socket_path()
+    pid_file = client.sibling(sock, ".pid") if sock else ""
+    running = ""
+    try:
+        if sock and client.request(sock, {"op": "ping"}, 1.0) is None and os.path.exists(sock):
+            running = f"running (pid {open(pid_file).read().strip()})" if os.path.exists(pid_file) else "running"
+    except (OSError, client.Timeout):
+        running = ""
+    return [Check("warm helper", Level.OK, f"{running or 'not running (the next prompt starts one)'}; {why}")]
 
 
 def _store_checks(layers: Layers) -> list[Check]:
@@ -68,18 +89,27 @@ def _store_checks(layers: Layers) -> list[Check]:
 
 
 def _config_checks(layers: Layers) -> list[Check]:
-    try:
-        layers.settings()
-    except ConfigError as exc:
-        return [Check("config", Level.FAIL, str(exc))]
-    return [Check("config", Level.OK, ", ".join(str(p) for p in layers.config_paths()) or "defaults")]
+    from rose import trust
+
+    settings = layers.settings()
+    out = [Check("config", Level.OK if not settings.problems else Level.WARN,
+                 (", ".join(str(p) for p in layers.config_paths()) or "defaults")
+                 + (f" ({len(settings.problems)} setting(s) not applied, below)" if settings.problems else ""))]
+    for problem in settings.problems:
+        out.append(Check(f"config {problem.kind.value}", Level.WARN, problem.line()))
+    if layers.project is not None and layers.project.config_path.exists():
+        path = layers.project.config_path
+        state = trust.state(path)
+        if state is trust.TrustState.PINNED:
+            out.append(Check("config trust", Level.OK, f"{path} is trusted as it is (`rose trust --revoke` undoes)"))
+        elif state is trust.TrustState.CHANGED:
+            out.append(Check("config trust", Level.WARN, f"{path} changed since you trusted it: its privileged keys "
+                             "are ignored until you review it and run `rose trust` again"))
+    return out
 
 
 def _backend_checks(layers: Layers, probe: bool) -> list[Check]:
-    try:
-        settings = layers.settings()
-    except ConfigError:
-        settings = config.Settings()
+    settings = layers.settings()
     out = []
     for label, command in (("claude CLI", settings.agent.claude_command), ("codex CLI", settings.agent.codex_command)):
         where = shutil.which(command)

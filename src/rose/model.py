@@ -6,12 +6,33 @@ format. Unknown keys found in a hand-edited file are kept in `extra` so a round 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Any
 
 ID_HEX_CHARS = 6  # n_xxxxxx: 16.7M ids per prefix; collisions are checked against the store when minting
+# The id grammar. An id names a file (nodes/<family>/<id>.md, episodes/<id>.json) and is written into the injected
+# block, so it may hold no path separator, dot, quote or markup: a file whose id breaks it is corrupt (reported,
+# skipped, never written). Hand-written ids such as n_retry-policy are fine.
+NODE_ID_RE = re.compile(r"n_[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+EPISODE_ID_RE = re.compile(r"e_[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+
+
+def valid_node_id(value: object) -> bool:
+    return isinstance(value, str) and NODE_ID_RE.fullmatch(value) is not None
+
+
+def valid_episode_id(value: object) -> bool:
+    return isinstance(value, str) and EPISODE_ID_RE.fullmatch(value) is not None
+
+
+def _check_ids(field_name: str, ids: list[str], valid) -> list[str]:  # type: ignore[no-untyped-def]
+    bad = [i for i in ids if not valid(i)]
+    if bad:
+        raise ValueError(f"{field_name} holds an id that breaks the id grammar: {bad[0][:80]!r}")
+    return ids
 
 
 class Agent(str, Enum):
@@ -275,12 +296,18 @@ class Node:
         missing = [k for k in ("id", "family", "title") if not data.get(k)]
         if missing:
             raise ValueError(f"missing required field(s): {', '.join(missing)}")
+        node_id = _as_str(data["id"])
+        if not valid_node_id(node_id):
+            raise ValueError(f"id {node_id[:80]!r} breaks the id grammar (n_ then letters, digits, - or _)")
+        refs = {name: _check_ids(name, _str_list(data.get(name)), valid_node_id)
+                for name in ("disputes", "derived_from", "parents")}
+        covers = _check_ids("covers_tasks", _str_list(data.get("covers_tasks")), valid_episode_id)
         return cls(
-            id=_as_str(data["id"]), family=_as_str(data["family"]), title=_as_str(data["title"]), body=body,
+            id=node_id, family=_as_str(data["family"]), title=_as_str(data["title"]), body=body,
             gist=_as_str(data.get("gist")), level=int(data.get("level") or 0),
             status=Status(data.get("status") or "active"), origin=Origin(data.get("origin") or "manual"),
-            conflict=_as_str(data.get("conflict")), disputes=_str_list(data.get("disputes")), derived_from=_str_list(data.get("derived_from")),
-            parents=_str_list(data.get("parents")), covers_tasks=_str_list(data.get("covers_tasks")),
+            conflict=_as_str(data.get("conflict")), disputes=refs["disputes"], derived_from=refs["derived_from"],
+            parents=refs["parents"], covers_tasks=covers,
             dropped=[Claim.from_dict(c) for c in (data.get("dropped") or [])],
             preserve=_str_list(data.get("preserve")), stats=Stats.from_dict(data.get("stats")),
             memory_type=MemoryType(data.get("memory_type") or "lesson"),
@@ -326,6 +353,8 @@ class Episode:
         known = {f.name for f in fields(cls)}
         if not data.get("id"):
             raise ValueError("missing required field: id")
+        if not valid_episode_id(_as_str(data["id"])):
+            raise ValueError(f"id {_as_str(data['id'])[:80]!r} breaks the episode id grammar")
         return cls(id=_as_str(data["id"]), session=_as_str(data.get("session")), prompt=_as_str(data.get("prompt")),
                    outcome=EpisodeOutcome(data.get("outcome") or "unknown"), served=_str_list(data.get("served")),
                    used=_str_list(data.get("used")), accepted_summary=_as_str(data.get("accepted_summary")),

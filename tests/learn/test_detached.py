@@ -13,7 +13,7 @@ from pathlib import Path
 from rose.learn.jobs import Job, JobKind, enqueue, queued
 from rose.store import Layers
 from rose.store.atomic import file_lock
-from tests.conftest import run_rose
+from tests.conftest import run_rose, write_own_config
 from tests.support.processes import alive
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts"
@@ -24,9 +24,8 @@ def test_a_hanging_learner_is_ended_by_its_deadline_with_its_children(layers: La
     standin = tmp_path / "claude"
     standin.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 300\n", encoding="utf-8")
     standin.chmod(0o755)
-    layers.project.config_path.write_text(
-        f"agent:\n  backend: claude\n  claude_command: {standin}\n  timeout_s: 600\nembed:\n  provider: none\n",
-        encoding="utf-8")
+    write_own_config(
+        f"agent:\n  backend: claude\n  claude_command: {standin}\n  timeout_s: 600\nembed:\n  provider: none\n")
     transcript = tmp_path / "t.jsonl"
     shutil.copy(FIXTURES / "claude_rich.jsonl", transcript)
     enqueue(layers.project, Job(JobKind.SESSION_END, "s-hang", str(transcript), "claude", str(layers.cwd)))
@@ -45,7 +44,7 @@ def test_a_hanging_learner_is_ended_by_its_deadline_with_its_children(layers: La
 
 
 def test_session_end_hook_hands_off_to_a_detached_learner(layers: Layers, tmp_path: Path) -> None:
-    layers.project.config_path.write_text("agent:\n  backend: none\nembed:\n  provider: none\n", encoding="utf-8")
+    write_own_config("agent:\n  backend: none\nembed:\n  provider: none\n")
     transcript = tmp_path / "t.jsonl"
     shutil.copy(FIXTURES / "codex_rich.jsonl", transcript)
     payload = json.dumps({"session_id": "s-end", "transcript_path": str(transcript), "cwd": str(layers.cwd),

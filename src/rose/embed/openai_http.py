@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
@@ -22,7 +21,9 @@ class OpenAIEmbedder:
         from rose.embed import EmbedUnavailable
 
         headers = {"Content-Type": "application/json"}
-        key = os.environ.get(self.api_key_env, "")
+        from rose import environment
+
+        key = environment.get(self.api_key_env)
         if key:
             headers["Authorization"] = f"Bearer {key}"
         body = json.dumps({"model": self.model, "input": list(texts)}).encode()

@@ -1,9 +1,11 @@
 """The hook command: `rose hook <agent> <event>`, with a JSON payload on stdin.
 
 This is the one fail-open boundary in rose. Whatever happens below it (a malformed payload, a broken store, a
-bug), the agent's session goes on: the hook exits 0, stdout carries only valid JSON, and the error is told to the
-user in the notice line and logged. With ROSE_CHILD=1 (a process rose spawned) every hook exits 0 at once and
-prints nothing, so a reflector can never trigger reflectors.
+bug, a model that never answers), the agent's session goes on: the hook exits 0, stdout carries exactly one valid
+JSON object, and the error is told to the user in the notice line and logged. A watchdog ends a hook that overruns
+its budget (rose.hooks.BUDGET_S, inside the timeout rose installs) with a fail-open notice, so rose answers before the
+agent kills it. With ROSE_CHILD=1 (a process rose spawned) every hook exits 0 at once and prints nothing, so a
+reflector can never trigger reflectors.
 """
 from __future__ import annotations
 
@@ -11,27 +13,53 @@ import io
 import json
 import os
 import sys
+import threading
 
-from rose.hooks import MAX_PAYLOAD_BYTES
+from rose.hooks import BUDGET_S, MAX_PAYLOAD_BYTES, PROMPT_MARGIN_S, PROMPT_TIMEOUT_S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib stay off the per-prompt path; annotations are strings here
     from pathlib import Path
     from typing import Any, BinaryIO, TextIO
 
+    from rose.deadline import Deadline
     from rose.hooks.adapters import HookEvent
 
 CHILD_ENV = "ROSE_CHILD"
-
-
 WARM_EVENTS = ("UserPromptSubmit", "PreCompact")  # the latency-critical ones go to the warm helper when there is one
+
+
+class _Output:
+    """Exactly one JSON object reaches stdout, whoever writes first: the hook, or the watchdog at its budget."""
+
+    def __init__(self, stdout: TextIO):
+        self.stdout = stdout
+        self.lock = threading.Lock()
+        self.done = False
+
+    def write(self, text: str) -> bool:
+        with self.lock:
+            if self.done:
+                return False
+            self.done = True
+            try:
+                self.stdout.write(text)
+                self.stdout.flush()
+            except Exception:  # noqa: BLE001 - a closed pipe must not turn into a non-zero exit
+                pass
+            return True
 
 
 def main(argv: list[str], stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
     """The command agents run. Hands the latency-critical events to the warm helper, else works in-process."""
     if os.environ.get(CHILD_ENV) == "1":
         return 0
-    stdout = stdout or sys.stdout
+    out = _Output(stdout or sys.stdout)
+    event_name = argv[1] if len(argv) > 1 else "?"
+    budget = BUDGET_S.get(event_name, 5.0)
+    watchdog = threading.Timer(budget, _overran, (out, event_name, budget))
+    watchdog.daemon = True
+    watchdog.start()
     stdin = stdin or sys.stdin.buffer
     try:
         payload = stdin.read(MAX_PAYLOAD_BYTES + 1)
@@ -41,12 +69,25 @@ def main(argv: list[str], stdin: BinaryIO | None = None, stdout: TextIO | None =
         from rose.warm import client
 
         if client.helpers_allowed():
-            answered = client.run_hook(argv, payload)
+            answered = client.run_hook(argv, payload, budget)
             if answered is not None:
-                _write(stdout, answered)
+                out.write(answered)
+                watchdog.cancel()
                 return 0
-    run(argv, io.BytesIO(payload), stdout)
+    buffer = io.StringIO()
+    run(argv, io.BytesIO(payload), buffer)
+    out.write(buffer.getvalue())
+    watchdog.cancel()
     return 0
+
+
+def _overran(out: _Output, event_name: str, budget: float) -> None:
+    """The watchdog: the hook ran past its budget. Say so, and end the process before the agent kills it."""
+    text = json.dumps({"systemMessage": f"⋯ ROSE · {_what(event_name)} ran out of time ({budget:.0f}s): skipped "
+                                        "this time"}, ensure_ascii=False)
+    if out.write(text):
+        _log_skip(event_name, f"ran past its {budget:.1f}s budget", os.getcwd())
+        os._exit(0)
 
 
 def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, cwd: Path | None = None) -> None:
@@ -56,8 +97,8 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, cwd: Path | None = Non
     from rose.hooks.adapters import Agent, PayloadError, parse
 
     out: dict[str, Any] = {}
-    agent = Agent.CLAUDE
     event_name = argv[1] if len(argv) > 1 else "?"
+    where = str(cwd) if cwd is not None else os.getcwd()
     try:
         if len(argv) != 2:
             raise PayloadError("usage: rose hook <claude|codex> <Event>")
@@ -67,23 +108,20 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, cwd: Path | None = Non
             raise PayloadError(f"unknown agent {argv[0]!r}") from None
         event = parse(agent, event_name, stdin.read(MAX_PAYLOAD_BYTES + 1))
         if not event.cwd or not Path(event.cwd).is_dir():
-            event.cwd = str(cwd or Path.cwd())
+            event.cwd = where
+        where = event.cwd
         out = dispatch(event)
     except PayloadError as exc:
         out = {"systemMessage": f"⋯ ROSE · skipped: {exc}"}
-        _log_skip(event_name, str(exc))
+        _log_skip(event_name, str(exc), where)
     except Exception as exc:  # noqa: BLE001 - the fail-open boundary: never break the user's session
         out = {"systemMessage": f"⋯ ROSE · {_what(event_name)} failed: {type(exc).__name__}: {exc}"}
-        _log_skip(event_name, f"{type(exc).__name__}: {exc}")
-    _write(stdout, json.dumps(out, ensure_ascii=False))
-
-
-def _write(stdout: TextIO, text: str) -> None:
+        _log_skip(event_name, f"{type(exc).__name__}: {exc}", where)
     try:
-        stdout.write(text)
-        stdout.flush()
-    except Exception:  # noqa: BLE001 - a closed pipe must not turn into a non-zero exit
-        pass
+        text = json.dumps(out, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:  # never half an object: a fail-open notice instead
+        text = json.dumps({"systemMessage": f"⋯ ROSE · {_what(event_name)} failed: {exc}"})
+    stdout.write(text)
 
 
 def _what(event_name: str) -> str:
@@ -113,6 +151,13 @@ def _layers(event: HookEvent):
     return Layers.discover(Path(event.cwd))
 
 
+def prompt_deadline(deadline_s: float) -> Deadline:
+    """recall.deadline_s, capped well inside the timeout rose installs for the prompt hook."""
+    from rose.deadline import Deadline
+
+    return Deadline(max(0.5, min(deadline_s, PROMPT_TIMEOUT_S - PROMPT_MARGIN_S)))
+
+
 def on_prompt(event: HookEvent) -> dict[str, Any]:
     if event.synthetic or not event.prompt.strip():
         return {}
@@ -122,20 +167,51 @@ def on_prompt(event: HookEvent) -> dict[str, Any]:
     from rose.recall import recall
 
     settings = layers.settings()
-    judge = None
-    if settings.recall.selector.value != "hybrid":
+    deadline = prompt_deadline(settings.recall.deadline_s)
+    owner = layers.stores()[0]
+    for store in layers.stores():
+        store.bound_waits(settings.recall.lock_wait_s)  # a held lock or a busy index is waited on briefly, no more
+
+    def judge_factory():
         from rose.judge import Judge
 
-        owner = layers.stores()[0]
-        judge = Judge.for_store(owner, settings)
+        return Judge.for_store(owner, settings)
+
     try:
-        result = recall(layers, event.prompt, session_id=event.session_id, settings=settings, judge=judge, hot=True,
-                        cwd=event.cwd or None, agent=event.agent.value)
+        result = recall(layers, event.prompt, session_id=event.session_id, settings=settings,
+                        judge_factory=judge_factory, hot=True, cwd=event.cwd or None, agent=event.agent.value,
+                        deadline=deadline)
+        notice = _with_config_note(owner, settings, result.notice)
     finally:
         layers.close()  # the warm helper serves many prompts: never leak a connection per prompt
     from rose.hooks.adapters import additional_context
 
-    return additional_context(event.agent, event.name, result.block, result.notice)
+    return additional_context(event.agent, event.name, result.block, notice)
+
+
+def _with_config_note(owner: Any, settings: Any, notice: str) -> str:
+    """Settings that were not applied are named on the notice once (per distinct set), and always by doctor."""
+    if not settings.problems:
+        return notice
+    import hashlib
+
+    digest = hashlib.sha256("\n".join(p.line() for p in settings.problems).encode("utf-8", "replace")).hexdigest()
+    marker = owner.root / "cache" / "config-notice.json"
+    try:
+        if json.loads(marker.read_text(encoding="utf-8")).get("announced") == digest:
+            return notice
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        owner.write_json(marker, {"announced": digest}, structural=True)
+    except Exception:  # noqa: BLE001 - a note that cannot be remembered is shown again next time, that is all
+        pass
+    ignored = sum(1 for p in settings.problems if p.kind.value == "not-trusted")
+    other = len(settings.problems) - ignored
+    parts = ([f"{ignored} setting(s) from this repository ignored (untrusted)"] if ignored else []) + \
+        ([f"{other} setting(s) not understood"] if other else [])
+    note = "config: " + ", ".join(parts) + " — rose doctor"
+    return f"{notice} · {note}" if notice else f"⋯ ROSE · {note}"
 
 
 def on_pre_compact(event: HookEvent) -> dict[str, Any]:
@@ -167,16 +243,18 @@ def on_session_end(event: HookEvent) -> dict[str, Any]:
     return {}
 
 
-def _log_skip(event_name: str, reason: str) -> None:
-    """Best effort: a skipped hook is recorded in the nearest store's events (never raises)."""
+def _log_skip(event_name: str, reason: str, cwd: str) -> None:
+    """Best effort: a skipped hook is recorded in the events of the store of the hook's own folder (never raises)."""
     try:
         from pathlib import Path
 
         from rose.store import Layers
         from rose.store.events import EventKind
 
-        layers = Layers.discover(Path.cwd())
+        layers = Layers.discover(Path(cwd))
         if not layers.empty:
-            layers.stores()[0].event(EventKind.SKIP, hook=event_name, reason=reason)
+            store = layers.stores()[0]
+            store.bound_waits(1.0)
+            store.event(EventKind.SKIP, hook=event_name, reason=reason)
     except Exception:  # noqa: BLE001
         pass

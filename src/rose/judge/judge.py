@@ -30,6 +30,7 @@ from rose.judge.errors import RETRYABLE, AnswerInvalid, FailureKind, JudgeFailur
 
 if TYPE_CHECKING:
     from rose.config import AgentSettings, Settings
+    from rose.deadline import Deadline
     from rose.store import Store
 
 Req = TypeVar("Req")
@@ -53,22 +54,50 @@ class Stage(str, Enum):
     PROBE = "probe"      # replay probes (and the judge's own health probe, via rose.judge.probe)
 
 
+_UNBUILT: Any = object()
+
+
 class Judge:
-    def __init__(self, backend: Backend | None, *, cache: JudgeCache | None = None, events_path: Path | None = None,
+    """`backend` may be given, or built from `agent` settings the first time it is needed: a configured backend
+    that cannot be built (an unknown name) then fails the model calls that are really made, never a gate, a
+    recall that needs no model, or `rose add` (which stores the lesson unreconciled)."""
+
+    def __init__(self, backend: Backend | None = _UNBUILT, *, agent: AgentSettings | None = None,
+                 cache: JudgeCache | None = None, events_path: Path | None = None,
                  timeout_s: float = DEFAULT_TIMEOUT_S):
-        self.backend = backend
+        if backend is _UNBUILT and agent is None:
+            raise TypeError("Judge needs a backend or the agent settings to build one")
+        self._backend = backend
+        self._agent = agent
+        self.build_failure: JudgeFailure | None = None
         self.cache = cache
         self.events_path = events_path
         self.timeout_s = timeout_s
 
+    @property
+    def backend(self) -> Backend | None:
+        if self._backend is _UNBUILT:
+            from rose.judge.backends.base import make_backend
+
+            assert self._agent is not None
+            try:
+                self._backend = make_backend(self._agent)
+            except JudgeFailure as failure:
+                self.build_failure = failure
+                self._backend = None
+        return self._backend
+
+    @backend.setter
+    def backend(self, value: Backend | None) -> None:
+        self._backend = value
+
     @classmethod
     def from_settings(cls, agent: AgentSettings, *, cache_path: Path | None = None,
                       events_path: Path | None = None) -> Judge:
-        """The configured backend (None in model-free mode), a cache at `cache_path` if given, events if given."""
-        from rose.judge.backends.base import make_backend
-
+        """The configured backend (None in model-free mode), built on first use; a cache at `cache_path` if given,
+        events if given."""
         cache = JudgeCache(cache_path, agent.cache_max_entries) if cache_path is not None else None
-        return cls(make_backend(agent), cache=cache, events_path=events_path, timeout_s=agent.timeout_s)
+        return cls(agent=agent, cache=cache, events_path=events_path, timeout_s=agent.timeout_s)
 
     @classmethod
     def for_store(cls, store: Store, settings: Settings) -> Judge:
@@ -82,15 +111,17 @@ class Judge:
 
     def ask(self, call: Call[Req, Ans], request: Req, *, stage: Stage | str, session_id: str | None = None,
             cwd: str | Path | None = None, timeout_s: float | None = None, max_turns: int | None = None,
-            use_cache: bool = True) -> Ans:
-        """The call's typed answer, or JudgeFailure. `session_id` forks that live session (CLI backends)."""
+            use_cache: bool = True, deadline: Deadline | None = None) -> Ans:
+        """The call's typed answer, or JudgeFailure. `session_id` forks that live session (CLI backends).
+        `deadline` caps every attempt (a retry included) to the time left; with too little left, no call is made."""
         if not isinstance(request, call.request_type):
             raise TypeError(f"{call.name} takes a {call.request_type.__name__}, got {type(request).__name__}")
         stage_name = stage.value if isinstance(stage, Stage) else str(stage)
         backend = self.backend
         if backend is None:
-            failure = JudgeFailure(FailureKind.NO_BACKEND, "no model backend configured or found (model-free mode)",
-                                   call=call.name)
+            failure = JudgeFailure(self.build_failure.kind if self.build_failure else FailureKind.NO_BACKEND,
+                                   self.build_failure.detail if self.build_failure else
+                                   "no model backend configured or found (model-free mode)", call=call.name)
             self._account(call, stage_name, None, 0, cached=False, failure=failure, attempt=1)
             raise failure
 
@@ -105,9 +136,16 @@ class Judge:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             start = time.monotonic()
             reply: BackendReply | None = None
+            limit = timeout_s or self.timeout_s
+            if deadline is not None:
+                if not deadline.allows():
+                    failure = JudgeFailure(FailureKind.TIMEOUT, "no time left before the deadline: not asked")
+                    failure.located(call.name, backend.name)
+                    raise failure
+                limit = deadline.cap(limit)
             try:
                 reply = backend.complete(BackendRequest(
-                    call=call.name, prompt=prompt, schema=call.schema, timeout_s=timeout_s or self.timeout_s,
+                    call=call.name, prompt=prompt, schema=call.schema, timeout_s=limit,
                     session_id=session_id, cwd=str(cwd) if cwd is not None else None, tools=call.tools,
                     max_turns=max_turns or call.max_turns, payload=request))
                 answer = call.answer(reply.data, request)

@@ -7,18 +7,25 @@
 """
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rose.config import Selector, Settings
+from rose.deadline import MIN_STEP_S
+from rose.errors import LockTimeout
 from rose.recall import candidates as search
 from rose.recall import selectors
 from rose.recall.pack import (ITEM_OVERHEAD_TOKENS, PACK_OVERHEAD_TOKENS, Item, SessionRecord, Tier, assign_tiers,
                               fit, notice, render_block)
 
 if TYPE_CHECKING:
+    from rose.deadline import Deadline
     from rose.judge import Judge
     from rose.store import Layers, Store
+
+BUSY = (LockTimeout, sqlite3.OperationalError)   # another writer holds the store: bounded waits on the hook path
 
 NEVER_SERVED = ("archived", "demoted")
 SECOND_PASS_TERMS = 24   # the second query is built from titles and tags: bounded, so its cost is too
@@ -39,9 +46,18 @@ class RecallResult:
 
 
 def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settings: Settings | None = None,
-           judge: Judge | None = None, hot: bool = False, cwd: str | None = None, agent: str | None = None,
-           record_session: bool = True) -> RecallResult:
-    """`agent` is the harness the session belongs to: only a backend of the same agent can fork that session."""
+           judge: Judge | None = None, judge_factory: Callable[[], Judge] | None = None, hot: bool = False,
+           cwd: str | None = None, agent: str | None = None, record_session: bool = True,
+           deadline: Deadline | None = None) -> RecallResult:
+    """`agent` is the harness the session belongs to: only a backend of the same agent can fork that session.
+
+    `judge_factory` builds the judge only if a selector really needs one (a store that fits needs none). `deadline`
+    is the whole recall's: every selector, fallback and second pass takes its time from it. On the hook path
+    (`hot`), a busy index or a held lock is waited on only briefly (Store.bound_waits): recall then serves from what
+    is there and says so on the notice."""
+    from rose.deadline import Deadline
+
+    deadline = deadline or Deadline.none()
     settings = settings or layers.settings()
     rs = settings.recall
     trace: dict[str, Any] = {"prompt": prompt[:MAX_PROMPT_CHARS], "selector_configured": rs.selector.value}
@@ -49,8 +65,14 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
         trace["gate"] = "recall.enabled is false"
         return RecallResult("", "", trace=trace)
     stores = layers.stores()
+    notes: list[str] = []
     for store in stores:
-        store.sync(quick=hot)
+        try:
+            store.sync(quick=hot)
+        except BUSY as exc:
+            if not hot:
+                raise
+            notes.append(f"{store.scope.value} index busy ({_busy_what(exc)}): served from its last state")
     count = tokens = 0
     for store in stores:
         c, t = store.index.servable_totals()
@@ -62,14 +84,16 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
         return RecallResult("", "", trace=trace)
 
     query = prompt[:MAX_PROMPT_CHARS]
-    notes: list[str] = []
     if tokens <= rs.max_pack_tokens:
         trace["gate"] = "whole store fits the budget: served unfiltered, no selector"
         chosen = [(s, r, "the whole store fits the budget") for s in stores
                   for r in s.index.rows("status IN ('active','disputed')")]
     else:
         trace["gate"] = "store outgrows the budget: filtering"
-        chosen, notes = _select(stores, query, settings, trace, judge, session_id, cwd, hot, agent)
+        if judge is None and judge_factory is not None and rs.selector is not Selector.HYBRID:
+            judge = judge_factory()
+        chosen, more = _select(stores, query, settings, trace, judge, session_id, cwd, hot, agent, deadline)
+        notes += more
 
     owner = stores[0]
     record = SessionRecord.load(owner, session_id) if session_id else SessionRecord()
@@ -88,26 +112,40 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
         for item in items:
             if item.tier is not Tier.FRESH:
                 record.served[item.id] = record.turn
-        record.save(owner, session_id)
+        try:
+            record.save(owner, session_id)
+        except BUSY as exc:
+            if not hot:
+                raise
+            line += f" · served record not saved ({_busy_what(exc)})"
     trace["pack"] = [{"id": i.id, "tier": i.tier.value, "tokens": i.tokens, "reason": i.reason,
                       "scope": i.store.scope.value} for i in items]
     trace["block"] = block
-    trace["notice"] = line
     if session_id and record_session:
         from rose.store.events import EventKind
 
-        owner.event(EventKind.INJECT, structural=not notes, session=session_id, served=[i.id for i in items if i.tier is Tier.FULL],
-                    refreshed=[i.id for i in items if i.tier is Tier.REFRESH],
-                    fresh=[i.id for i in items if i.tier is Tier.FRESH],
-                    tokens=sum(i.tokens for i in items), selector=trace.get("selector_ran", "none"), notes=notes)
+        try:
+            owner.event(EventKind.INJECT, structural=not notes, session=session_id,
+                        served=[i.id for i in items if i.tier is Tier.FULL],
+                        refreshed=[i.id for i in items if i.tier is Tier.REFRESH],
+                        fresh=[i.id for i in items if i.tier is Tier.FRESH],
+                        tokens=sum(i.tokens for i in items), selector=trace.get("selector_ran", "none"), notes=notes)
+        except BUSY:
+            if not hot:
+                raise  # telemetry is not worth a wait on the prompt path
+    trace["notice"] = line
     return RecallResult(block, line, items, trace)
 
 
+def _busy_what(exc: BaseException) -> str:
+    return "a lock is held" if isinstance(exc, LockTimeout) else "the database is locked"
+
+
 def _select(stores: list[Store], query: str, settings: Settings, trace: dict[str, Any], judge: Judge | None,
-            session_id: str | None, cwd: str | None, hot: bool,
-            agent: str | None) -> tuple[list[tuple[Any, Any, str]], list[str]]:
+            session_id: str | None, cwd: str | None, hot: bool, agent: str | None,
+            deadline: Deadline) -> tuple[list[tuple[Any, Any, str]], list[str]]:
     rs = settings.recall
-    lists = rank_lists(stores, query, settings, hot)
+    lists = rank_lists(stores, query, settings, hot, deadline)
     trace["dense"] = lists.dense_status.value
     trace["lexical_list"] = [[s.scope.value, i, round(score, 4)] for s, i, score in lists.lexical]
     trace["dense_list"] = [[s.scope.value, i, round(score, 4)] for s, i, score in lists.dense]
@@ -119,11 +157,13 @@ def _select(stores: list[Store], query: str, settings: Settings, trace: dict[str
 
     rules = _rules(stores, settings) if rs.selector is not Selector.HYBRID else []
     trace["routing_rules"] = rules
-    selection = _run_selector(query, found, stores, settings, judge, session_id, cwd, rules, notes, trace, agent)
+    selection = _run_selector(query, found, stores, settings, judge, session_id, cwd, rules, notes, trace, agent,
+                              deadline)
 
     picked = list(selection.chosen)
     if rs.disclosure and picked and selection.ran is not Selector.FORK:
-        picked += _second_pass(stores, query, picked, found, settings, selection.ran, judge, rules, trace, hot)
+        picked += _second_pass(stores, query, picked, found, settings, selection.ran, judge, rules, trace, hot,
+                               deadline)
     # A selector may name a lower node on purpose (the walk descended to it); archived and demoted ones never serve.
     located = {c.id: (c.store, c.row) for c in found}
     out = []
@@ -134,10 +174,18 @@ def _select(stores: list[Store], query: str, settings: Settings, trace: dict[str
     return out, notes
 
 
-def _run_selector(query, found, stores, settings, judge, session_id, cwd, rules, notes, trace, agent=None):
+def _run_selector(query, found, stores, settings, judge, session_id, cwd, rules, notes, trace, agent=None,
+                  deadline=None):
+    from rose.deadline import Deadline
+
+    deadline = deadline or Deadline.none()
     rs = settings.recall
     want = rs.selector
     fallbacks: list[str] = []
+    if want is not Selector.HYBRID and not deadline.allows():
+        fallbacks.append(f"{want.value} -> hybrid (no time left for a model call)")
+        notes.append("out of time for a selector, served by search")
+        want = Selector.HYBRID
     if want is Selector.FORK:
         reason = None
         if not session_id:
@@ -157,14 +205,14 @@ def _run_selector(query, found, stores, settings, judge, session_id, cwd, rules,
     selection = None
     if want is Selector.FORK:
         try:
-            selection = selectors.fork(query, session_id, cwd, stores, judge, rs, rules)
+            selection = selectors.fork(query, session_id, cwd, stores, judge, rs, rules, deadline)
         except selectors.SelectorFailed as failed:
             fallbacks.append(f"fork failed ({failed.reason}) -> judge")
             notes.append(f"fork selector failed ({_short(failed.reason)})")
             want = Selector.JUDGE
     if selection is None and want is Selector.JUDGE:
         try:
-            selection = selectors.judge_walk(query, found, stores, judge, rs, rules)
+            selection = selectors.judge_walk(query, found, stores, judge, rs, rules, deadline)
         except selectors.SelectorFailed as failed:
             fallbacks.append(f"judge failed ({failed.reason}) -> hybrid")
             notes.append(f"judge selector failed ({_short(failed.reason)}), served by search")
@@ -184,7 +232,7 @@ def _short(reason: str, limit: int = 80) -> str:
     return reason if len(reason) <= limit else reason[: limit - 1] + "…"
 
 
-def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trace, hot):
+def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trace, hot, deadline):
     """Progressive disclosure: search again with the first results in hand (titles, tags, DAG neighbours)."""
     rs = settings.recall
     seeds = []
@@ -198,7 +246,7 @@ def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trac
                 seeds += [n.title for n in neighbours.values()]
     expanded = " ".join(dict.fromkeys(w for w in " ".join(seeds).split() if len(w) > 2))
     expanded = " ".join(expanded.split()[:SECOND_PASS_TERMS])
-    lists = rank_lists(stores, expanded, settings, hot)
+    lists = rank_lists(stores, expanded, settings, hot, deadline)
     exclude = {c.id for c in found} | {ch.id for ch in picked}
     fresh = search.fuse(stores, lists, rs, exclude=exclude)[:DISCLOSURE_MAX * 2]
     for c in fresh:
@@ -207,8 +255,11 @@ def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trac
     if not fresh:
         return []
     if ran is Selector.JUDGE and judge is not None:
+        if not deadline.allows(2 * MIN_STEP_S):
+            trace["second_pass"]["skipped"] = "no time left for its model call"
+            return []
         try:
-            extra = selectors.judge_walk(query, fresh, stores, judge, _one_call(rs), rules)
+            extra = selectors.judge_walk(query, fresh, stores, judge, _one_call(rs), rules, deadline)
             trace["second_pass"]["verdicts"] = extra.verdicts
             return [ch for ch in extra.chosen if ch.verdict == "relevant"][:DISCLOSURE_MAX]
         except selectors.SelectorFailed as failed:
@@ -239,13 +290,14 @@ def _rules(stores: list[Store], settings: Settings) -> list[str]:
     return [r.text() for r in within_cap(rules, settings.routing.max_tokens)]
 
 
-def rank_lists(stores: list[Store], query: str, settings: Settings, hot: bool) -> search.RankLists:
+def rank_lists(stores: list[Store], query: str, settings: Settings, hot: bool,
+               deadline: Deadline | None = None) -> search.RankLists:
     lexical = search.lexical(stores, query)
-    dense, status = _dense(stores, query, settings, hot)
+    dense, status = _dense(stores, query, settings, hot, deadline)
     return search.RankLists(lexical, dense, status)
 
 
-def _dense(stores: list[Store], query: str, settings: Settings, hot: bool):
+def _dense(stores: list[Store], query: str, settings: Settings, hot: bool, deadline: Deadline | None = None):
     """Dense ranks from the warm helper; without one, the hook goes lexical-only (and a helper is started for the
     next prompt) while commands load the model in-process."""
     from rose.config import EmbedProvider
@@ -262,11 +314,13 @@ def _dense(stores: list[Store], query: str, settings: Settings, hot: bool):
 
     dbs = {str(s.index_db_path): s for s in stores}
     embed = {"provider": es.provider.value, "base_url": es.base_url, "model": es.model, "api_key_env": es.api_key_env}
-    reply = client.dense(embed, query, list(dbs), search.LEXICAL_DEPTH)
+    timeout = client.DENSE_TIMEOUT_S if deadline is None else deadline.cap(client.DENSE_TIMEOUT_S)
+    reply = client.dense(embed, query, list(dbs), search.LEXICAL_DEPTH, timeout) if timeout > 0.01 else None
     if reply is None and hot:
-        started = client.spawn(client.socket_path())
-        if not started and not client.helpers_allowed():
-            return [], search.DenseStatus.OFF
+        sock = client.socket_path()
+        if sock is None or not client.helpers_allowed():
+            return [], search.DenseStatus.OFF   # no private folder for a helper, or helpers off: lexical only
+        client.spawn(sock)
         return [], search.DenseStatus.WARMING
     if reply is None:
         try:

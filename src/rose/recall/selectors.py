@@ -17,6 +17,7 @@ from rose.recall.candidates import Candidate, relevant_enough
 
 if TYPE_CHECKING:
     from rose.config import RecallSettings
+    from rose.deadline import Deadline
     from rose.judge import Judge
     from rose.store import Store
 
@@ -68,10 +69,13 @@ def _hybrid_reason(c: Candidate) -> str:
 
 
 def judge_walk(prompt: str, candidates: list[Candidate], stores: list[Store], judge: Judge,
-               settings: RecallSettings, rules: list[str]) -> Selection:
-    """The apex walk over the candidates' lineages, abstract to concrete. Unresolved branches are served."""
+               settings: RecallSettings, rules: list[str], deadline: Deadline | None = None) -> Selection:
+    """The apex walk over the candidates' lineages, abstract to concrete. Unresolved branches are served, also when
+    the deadline leaves no time for another call."""
+    from rose.deadline import Deadline
     from rose.judge import JudgeFailure, Stage, calls
 
+    deadline = deadline or Deadline.none()
     rows = {}
     owner: dict[str, Store] = {}
     for c in candidates:
@@ -86,14 +90,17 @@ def judge_walk(prompt: str, candidates: list[Candidate], stores: list[Store], ju
     selection = Selection(Selector.JUDGE, [])
     depth = 0
     while frontier:
-        if selection.calls >= settings.judge_calls or depth > settings.max_depth:
+        out_of_time = selection.calls > 0 and not deadline.allows()
+        if selection.calls >= settings.judge_calls or depth > settings.max_depth or out_of_time:
+            why = "the deadline came" if out_of_time else "budget ran out"
             for node_id in frontier:  # out of budget: serve what is still open rather than drop it
-                selection.chosen.append(Choice(node_id, "budget ran out before it was judged", "unresolved"))
+                selection.chosen.append(Choice(node_id, f"{why} before it was judged", "unresolved"))
             break
         request = calls.RelevanceRequest(prompt=prompt, rules=rules, candidates=[
             calls.Candidate(i, rows[i].title, rows[i].gist) for i in frontier])
         try:
-            answer = judge.ask(calls.RELEVANCE, request, stage=Stage.RECALL, timeout_s=settings.selector_timeout_s)
+            answer = judge.ask(calls.RELEVANCE, request, stage=Stage.RECALL, timeout_s=settings.selector_timeout_s,
+                               deadline=deadline)
         except JudgeFailure as failure:
             raise SelectorFailed(Selector.JUDGE, f"{failure.kind.value}: {failure}") from None
         selection.calls += 1
@@ -145,7 +152,7 @@ def _children(node_id: str, rows: dict, owner: dict) -> list[str]:
 
 
 def fork(prompt: str, session_id: str, cwd: str | None, stores: list[Store], judge: Judge,
-         settings: RecallSettings, rules: list[str]) -> Selection:
+         settings: RecallSettings, rules: list[str], deadline: Deadline | None = None) -> Selection:
     """A fork of the live session greps the store (read-only tools) and names the lessons this prompt needs."""
     from rose.judge import JudgeFailure, Stage, calls
 
@@ -153,7 +160,7 @@ def fork(prompt: str, session_id: str, cwd: str | None, stores: list[Store], jud
                                   max_lessons=HYBRID_MAX_LESSONS + 2)
     try:
         answer = judge.ask(calls.SELECT, request, stage=Stage.RECALL, session_id=session_id, cwd=cwd,
-                           timeout_s=settings.selector_timeout_s,
+                           timeout_s=settings.selector_timeout_s, deadline=deadline,
                            max_turns=settings.selector_max_tool_calls + 1, use_cache=False)
     except JudgeFailure as failure:
         raise SelectorFailed(Selector.FORK, f"{failure.kind.value}: {failure}") from None

@@ -120,8 +120,10 @@ class Simulation:
         self._saved_hex = model._random_hex
         model._random_hex = lambda chars: "".join(ids.choice("0123456789abcdef") for _ in range(chars))
         self.layers = Layers.discover(self.project)
-        store = self.layers.init_project()
-        store.config_path.write_text(dump_yaml(self.config), encoding="utf-8")
+        self.layers.init_project()
+        # the simulated user's own config (the global store's): it chooses the backend, which a project file cannot
+        own = self.layers.writable(model.Scope.GLOBAL)
+        own.config_path.write_text(dump_yaml(self.config), encoding="utf-8")
         if self.seed_lessons:
             self.seed(self.families)
         return self

@@ -38,11 +38,22 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
+TEMP_SUFFIX = ".tmp"
+STRAY_TEMP_AGE_S = 3600.0   # a temp file this old is stray even if a process with its writer's pid is alive
+
+
+def write_bytes_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write `data` to `path` so a reader sees the old file or the new one, never half of either.
+
+    The temp file is named `.<name>.<pid>.<random>.tmp` beside the target, so one left by a writer that was killed
+    is recognised as stray (its pid is gone) and removed by `clean_stray_temps`. `mode` sets the file's mode (the
+    default is mkstemp's 0600: rose's files are the user's own)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
@@ -54,8 +65,54 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    write_bytes_atomic(path, text.encode("utf-8"))
+def write_text_atomic(path: Path, text: str, mode: int | None = None) -> None:
+    write_bytes_atomic(path, text.encode("utf-8", "surrogatepass"), mode=mode)
+
+
+def _writer_pid(name: str) -> int | None:
+    parts = name.split(".")
+    # ".<name>.<pid>.<random>.tmp" -> ['', <name parts...>, <pid>, <random>, 'tmp']
+    if len(parts) >= 5 and parts[-3].isdigit():
+        return int(parts[-3])
+    return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stray_temps(folder: Path, *, recursive: bool = True, now: float | None = None) -> int:
+    """Remove temp files whose writer is dead (or that are older than STRAY_TEMP_AGE_S). Returns how many.
+
+    A writer killed between its temp file and the rename leaves the temp behind; the target itself is intact
+    (the old version), so removing the temp loses nothing."""
+    now = time.time() if now is None else now
+    removed = 0
+    if not folder.is_dir():
+        return 0
+    walker = os.walk(folder) if recursive else [(str(folder), [], os.listdir(folder))]
+    for root, _dirs, files in walker:
+        for name in files:
+            if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+                continue
+            full = os.path.join(root, name)
+            try:
+                age = now - os.lstat(full).st_mtime
+            except FileNotFoundError:
+                continue
+            pid = _writer_pid(name)
+            if age < STRAY_TEMP_AGE_S and (pid is None or pid == os.getpid() or _alive(pid)):
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(full)
+                removed += 1
+    return removed
 
 
 class _Held(threading.local):

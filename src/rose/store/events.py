@@ -42,7 +42,8 @@ class Event:
         return {"ts": self.ts, "kind": self.kind.value, **self.data}
 
 
-def append(path: Path, kind: EventKind, *, structural: bool = False, **data: Any) -> None:
+def append(path: Path, kind: EventKind, *, structural: bool = False, lock_timeout_s: float | None = None,
+           **data: Any) -> None:
     """Append one event. `structural` events (ids, counts, enum values only) skip the redactor's import cost on
     the per-prompt path; anything carrying free text is redacted."""
     if not structural:
@@ -51,7 +52,7 @@ def append(path: Path, kind: EventKind, *, structural: bool = False, **data: Any
         data = redact_data(data)
     line = json.dumps(Event(kind, data).to_dict(), ensure_ascii=False, default=str) + "\n"
     lock = path.parent / "locks" / "events.lock"
-    with file_lock(lock):
+    with file_lock(lock, **({"timeout_s": lock_timeout_s} if lock_timeout_s is not None else {})):
         try:
             if path.stat().st_size > MAX_BYTES:
                 os.replace(path, path.with_name(path.stem + ".1" + path.suffix))

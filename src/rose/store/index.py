@@ -174,11 +174,20 @@ def fts_query(text: str) -> str:
     return " OR ".join(f'"{w}"' for w in seen[:64])
 
 
+BUSY_TIMEOUT_S = 30.0   # commands and learners wait this long for another writer; the prompt path much less
+
+
 class Index:
-    def __init__(self, root: Path, db_path: Path):
+    def __init__(self, root: Path, db_path: Path, busy_timeout_s: float = BUSY_TIMEOUT_S):
         self.root = root
         self.db_path = db_path
+        self.busy_timeout_s = busy_timeout_s
         self._conn: sqlite3.Connection | None = None
+
+    def set_busy_timeout(self, seconds: float) -> None:
+        self.busy_timeout_s = seconds
+        if self._conn is not None:
+            self._conn.execute(f"PRAGMA busy_timeout={int(seconds * 1000)}")
 
     # -- connection and schema -------------------------------------------------------------------------------
     @property
@@ -192,7 +201,9 @@ class Index:
         try:
             conn = self._connect()
             migrate(conn)
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as exc:
+            if busy(exc):
+                raise  # another process is writing: that is a wait, never damage (the caller decides how long)
             # A damaged index is derived data: throw it away and rebuild from the files.
             for suffix in ("", "-wal", "-shm"):
                 try:
@@ -204,10 +215,10 @@ class Index:
         return conn
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
+        conn = sqlite3.connect(self.db_path, timeout=self.busy_timeout_s, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_s * 1000)}")
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA busy_timeout=30000")
         return conn
 
     def close(self) -> None:
@@ -386,7 +397,11 @@ class Index:
         marks = ",".join("?" * len(SERVABLE))
         row = self.conn.execute(f"SELECT count(*), coalesce(sum(tokens), 0) FROM nodes WHERE status IN ({marks})",
                                 SERVABLE).fetchone()
-        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('totals', ?)", (f"{row[0]} {row[1]}",))
+        try:
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('totals', ?)", (f"{row[0]} {row[1]}",))
+        except sqlite3.OperationalError as exc:
+            if not busy(exc):
+                raise  # a cache that another writer keeps us from storing is only slower next time
         return int(row[0]), int(row[1])
 
     def search(self, query: str, limit: int = 20) -> list[tuple[str, float]]:
@@ -445,6 +460,12 @@ class Index:
 
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+
+
+def busy(exc: BaseException) -> bool:
+    """Is this SQLite error another writer holding the database (not damage)?"""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
 def _scan(nodes_dir: Path) -> Iterable[tuple[str, os.stat_result]]:

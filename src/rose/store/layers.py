@@ -20,8 +20,10 @@ GLOBAL_ENV = "ROSE_HOME"  # overrides where the global store lives (default ~/.r
 
 
 def global_root() -> Path:
-    override = os.environ.get(GLOBAL_ENV)
-    return Path(override).expanduser().resolve() if override else (Path.home() / STORE_DIR).resolve()
+    from rose import environment
+
+    override = environment.get(GLOBAL_ENV)
+    return Path(override).expanduser().resolve() if override else (environment.home() / STORE_DIR).resolve()
 
 
 def find_project_root(start: Path) -> Path | None:
@@ -33,6 +35,16 @@ def find_project_root(start: Path) -> Path | None:
         if candidate.is_dir() and candidate.resolve() != glob:
             return candidate
     return None
+
+
+def _own_or_pinned(path: Path):
+    def check() -> bool:
+        if path.resolve().is_relative_to(global_root()):
+            return True
+        from rose import trust
+
+        return trust.is_trusted(path)
+    return check
 
 
 @dataclass
@@ -100,9 +112,44 @@ class Layers:
     def config_paths(self) -> list[Path]:
         return [s.config_path for s in (self.global_, self.project) if s is not None]
 
+    def config_sources(self) -> list[config.Source]:
+        """The global store's file is the user's own; a project's is a repository's unless pinned by `rose trust`
+        (or it lives under the user's own global store)."""
+        out = []
+        if self.global_ is not None:
+            out.append(config.Source(self.global_.config_path, own=True))
+        if self.project is not None:
+            out.append(config.Source(self.project.config_path, own=_own_or_pinned(self.project.config_path)))
+        return out
+
+    def set_setting(self, key: str, value: str, scope: Scope) -> tuple[object, Path, str]:
+        """`rose config set`: validate, write, and keep the user's own trust intact. Returns (value, file, note).
+
+        A privileged key the user sets in a project file is their own choice, so the file is re-pinned when, before
+        the edit, it was trusted or held no privileged key at all (then its privileged keys are exactly the user's).
+        Otherwise the key is written but stays ignored until the user reviews the file and runs `rose trust`."""
+        from rose import trust
+
+        store = self.writable(scope)
+        knob = config._knob(key)
+        note = ""
+        with store.lock():
+            path = store.config_path
+            before_ok = scope is Scope.GLOBAL or trust.is_trusted(path) or \
+                not config.privileged_keys(config.read_overrides(path))
+            stored = config.set_in_file(path, key, value)
+            if knob.privileged and scope is Scope.PROJECT:
+                if before_ok:
+                    trust.pin(path)
+                    note = "this file is trusted as it is now (your own edit); any other change lapses that"
+                else:
+                    note = ("ignored until you trust this file: it holds privileged keys you have not reviewed "
+                            "(`rose trust` after reading it)")
+        return stored, path, note
+
     def settings(self) -> config.Settings:
         first = self.stores()[0] if self.stores() else None
-        return config.load(self.config_paths(), cache=first.root / "cache" / "settings.json" if first else None)
+        return config.load(self.config_sources(), cache=first.root / "cache" / "settings.json" if first else None)
 
     def close(self) -> None:
         for store in self.stores():

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from rose.errors import CorruptFile, NodeNotFound
-from rose.model import Episode, Node, Scope, new_episode_id, new_node_id
+from rose.model import Episode, Node, Scope, new_episode_id, new_node_id, valid_episode_id, valid_node_id
 from rose.store import events
-from rose.store.atomic import file_lock, write_text_atomic
+from rose.store.atomic import LOCK_TIMEOUT_S, file_lock, write_text_atomic
 from rose.store.index import Index, IndexRow, SyncReport
 
 GITIGNORE = """\
@@ -55,11 +55,45 @@ def family_slug(name: str) -> str:
     return slug[:48] or "general"
 
 
+def redact_node(node: Node) -> Node:
+    """Redact every field of a node that can carry text, in place: what a folder is named after (family) and what
+    index.md lists (tags) included. Returns the node."""
+    from rose.store.redact import redact, redact_data
+
+    node.family = redact(node.family)
+    node.title = redact(node.title)
+    node.gist = redact(node.gist)
+    node.body = redact(node.body)
+    node.conflict = redact(node.conflict)
+    node.tags = [redact(t) for t in node.tags]
+    node.evidence = [redact(e) for e in node.evidence]
+    node.preserve = [redact(p) for p in node.preserve]
+    node.gaps = [redact(g) for g in node.gaps]
+    if node.spans is not None:
+        node.spans = [redact(x) for x in node.spans]
+    for claim in node.dropped:
+        claim.claim = redact(claim.claim)
+    for trial in node.trials:
+        trial.attached = [redact(a) for a in trial.attached]
+        trial.claims = [redact(c) for c in trial.claims]
+        trial.queue = [[redact(q) for q in entry] for entry in trial.queue]
+    node.extra = redact_data(node.extra)
+    return node
+
+
 class Store:
     def __init__(self, root: Path, scope: Scope):
         self.root = root
         self.scope = scope
         self._index: Index | None = None
+        self.wait_s = LOCK_TIMEOUT_S   # how long a lock or a busy index is waited for (bounded on the prompt path)
+
+    def bound_waits(self, seconds: float) -> None:
+        """Wait at most `seconds` for this store's locks and its index: the prompt hook serves what it can instead
+        of waiting behind a learner (LockTimeout / sqlite3.OperationalError reach the caller)."""
+        self.wait_s = seconds
+        if self._index is not None:
+            self._index.set_busy_timeout(seconds)
 
     def __repr__(self) -> str:
         return f"Store({str(self.root)!r}, {self.scope.value})"
@@ -95,13 +129,13 @@ class Store:
 
     @contextmanager
     def lock(self) -> Iterator[None]:
-        with file_lock(self.lock_path):
+        with file_lock(self.lock_path, timeout_s=self.wait_s):
             yield
 
     @property
     def index(self) -> Index:
         if self._index is None:
-            self._index = Index(self.root, self.index_db_path)
+            self._index = Index(self.root, self.index_db_path, busy_timeout_s=self.wait_s)
         return self._index
 
     def close(self) -> None:
@@ -126,8 +160,10 @@ class Store:
             raise CorruptFile(path, str(exc)) from None
 
     def _parse_for_index(self, path: Path) -> Node:
+        """A file for the index: parsed, then redacted, so a secret written into a lesson by hand never reaches
+        index.db, index.md or a model (the file itself is the user's and is left as it is)."""
         try:
-            return self.read_node_file(path)
+            return redact_node(self.read_node_file(path))
         except CorruptFile as exc:
             raise ValueError(exc.reason) from None
 
@@ -194,16 +230,9 @@ class Store:
             self._write_index_md()
 
     def _save_unlocked(self, node: Node) -> Node:
-        from rose.store.redact import redact, redact_data
-
-        node.title = redact(node.title)
-        node.gist = redact(node.gist)
-        node.body = redact(node.body)
-        node.conflict = redact(node.conflict)
-        node.preserve = [redact(p) for p in node.preserve]
-        for claim in node.dropped:
-            claim.claim = redact(claim.claim)
-        node.extra = redact_data(node.extra)
+        if not valid_node_id(node.id):
+            raise ValueError(f"refusing to write a node whose id breaks the id grammar: {node.id[:80]!r}")
+        redact_node(node)
         path = self.node_path(node)
         old_rel = self.index.path_of(node.id)
         from rose.store.frontmatter import render_node
@@ -270,11 +299,15 @@ class Store:
     def save_episode(self, episode: Episode) -> None:
         from rose.store.redact import redact_data
 
+        if not valid_episode_id(episode.id):
+            raise ValueError(f"refusing to write an episode whose id breaks the id grammar: {episode.id[:80]!r}")
         data = redact_data(episode.to_dict())
         write_text_atomic(self.episodes_dir / f"{episode.id}.json",
                           json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
     def get_episode(self, episode_id: str) -> Episode:
+        if not valid_episode_id(episode_id):
+            raise NodeNotFound(episode_id)
         path = self.episodes_dir / f"{episode_id}.json"
         if not path.exists():
             raise NodeNotFound(episode_id)
@@ -315,4 +348,4 @@ class Store:
                           + "\n")
 
     def event(self, kind: events.EventKind, *, structural: bool = False, **data: Any) -> None:
-        events.append(self.events_path, kind, structural=structural, **data)
+        events.append(self.events_path, kind, structural=structural, lock_timeout_s=self.wait_s, **data)

@@ -1,15 +1,25 @@
 """The thin side of the warm helper, imported on every prompt: stdlib only, one round trip, never an error.
 
-The helper is found by a socket path derived from the user, rose's own code and the environment variables that
-change what a hook does (so a helper never serves a session whose environment it does not share). When none
-answers, the caller does the work in-process and, on the hook path, starts one (detached, ROSE_CHILD=1) for the
-next prompt.
+One helper runs per user and installation. It lives in a private runtime folder: `$XDG_RUNTIME_DIR/rose` when
+that is set and sound, else `$TMPDIR/rose-<uid>` (or `/tmp/rose-<uid>`). A folder in a shared place is used only
+after lstat shows it is a real directory (not a symlink), owned by this user and closed to everyone else (mode
+0700); a folder another user made first, or one opened to others, means no helper at all: the hook does its work
+in-process and `rose doctor` says why. Every file in it is opened without following symlinks (O_NOFOLLOW, and
+O_EXCL where it is created), and both ends of the socket check the other's uid (SO_PEERCRED), so another local user
+can neither read a prompt nor answer one.
+
+A request carries the caller's environment and working directory, and the helper runs it in them
+(rose.environment), so one helper serves every shell of the user: a different PATH, HOME or API key is a different
+request, not a different process. When no helper answers, the caller does the work in-process and, on the hook
+path, starts one (detached, ROSE_CHILD=1) for the next prompt.
 """
 from __future__ import annotations
 
 import json
 import os
 import socket
+import stat
+import struct
 import sys
 import time
 import zlib
@@ -22,60 +32,123 @@ NO_HELPER_ENV = "ROSE_WARM_HELPER"   # "0": never start a helper; hooks do all w
 SPAWN_GRACE_S = 30                   # do not start a second helper while the first may still be loading
 CONNECT_TIMEOUT_S = 0.05             # a helper that is there answers a connect at once
 DENSE_TIMEOUT_S = 0.5                # a dense query is a few milliseconds when warm
-HOOK_TIMEOUT_S = 120.0               # a hook request may include a selector's model call (bounded by its own timeout)
-# Variables that change what a hook or a model call does: a helper only serves the environment it was started in.
-ENV_KEYS = ("HOME", "ROSE_HOME", "PATH", "TMPDIR", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY",
-            "OPENAI_BASE_URL", "CLAUDE_CONFIG_DIR", "CODEX_HOME")
+PRIVATE = 0o700
+MAX_SOCKET_PATH = 104                # bytes: sun_path holds 108 on Linux, 104 on macOS
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOCAL_DENSE = None   # set inside the helper itself: recall there ranks in-process instead of calling itself
+_STAMP: list[str] = []
+
+
+class Timeout(Exception):
+    """The helper took the request but did not answer in time (the caller must not redo the work)."""
 
 
 def helpers_allowed() -> bool:
     return os.environ.get(NO_HELPER_ENV, "1") != "0"
 
 
-def _tempdir() -> str:
-    # tempfile.gettempdir() without importing tempfile (and random, hashlib...) on every prompt
-    for name in ("TMPDIR", "TEMP", "TMP"):
-        value = os.environ.get(name)
-        if value and os.path.isdir(value):
-            return value
-    return "/tmp"
+def _uid() -> int:
+    return os.getuid() if hasattr(os, "getuid") else 0
+
+
+def sound_folder(path: str, uid: int | None = None) -> str | None:
+    """None when `path` is a real directory, owned by `uid`, closed to group and others; else why it is not."""
+    uid = _uid() if uid is None else uid
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as exc:
+        return f"cannot be inspected ({exc.strerror or exc})"
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link"
+    if not stat.S_ISDIR(st.st_mode):
+        return "is not a directory"
+    if st.st_uid != uid:
+        return f"belongs to uid {st.st_uid}, not to this user (uid {uid})"
+    if st.st_mode & 0o077:
+        return f"is open to other users (mode {stat.S_IMODE(st.st_mode):o}, needs 700)"
+    return None
+
+
+def runtime_dir() -> tuple[str | None, str]:
+    """(the helper's private folder, or None; how it was chosen or why there is none)."""
+    uid = _uid()
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg and os.path.isabs(xdg) and sound_folder(xdg, uid) is None:
+        base, folder = xdg, os.path.join(xdg, "rose")
+    else:
+        base = next((v for v in (os.environ.get(n) for n in ("TMPDIR", "TEMP", "TMP")) if v and os.path.isdir(v)),
+                    "/tmp")
+        folder = os.path.join(base, f"rose-{uid}")
+    try:
+        os.mkdir(folder, PRIVATE)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        return None, f"cannot create {folder}: {exc.strerror or exc}"
+    why = sound_folder(folder, uid)
+    if why is not None:
+        return None, f"{folder} {why}: no warm helper (hooks work in-process); remove it or fix its owner and mode"
+    return folder, f"{folder} (private to this user, under {base})"
 
 
 def _code_stamp() -> str:
-    """Changes whenever rose's code does (an upgrade, or an edit in a development checkout)."""
-    latest = 0
-    for folder, _dirs, files in os.walk(_PACKAGE):
-        for name in files:
-            if name.endswith(".py"):
-                latest = max(latest, os.stat(os.path.join(folder, name)).st_mtime_ns)
-    return f"{sys.prefix}|{_PACKAGE}|{latest}"   # one helper per installation (venv) and version of the code
+    """Changes whenever rose's code does (an upgrade, or an edit in a development checkout). Once per process."""
+    if not _STAMP:
+        latest = 0
+        for folder, _dirs, files in os.walk(_PACKAGE):
+            for name in files:
+                if name.endswith(".py"):
+                    latest = max(latest, os.stat(os.path.join(folder, name)).st_mtime_ns)
+        _STAMP.append(f"{sys.prefix}|{_PACKAGE}|{latest}")  # one helper per installation and version of the code
+    return _STAMP[0]
 
 
-def socket_path() -> str:
-    """Short (Unix socket paths allow ~100 bytes) and private to this user."""
-    key = "|".join([_code_stamp(), *(f"{k}={os.environ.get(k, '')}" for k in ENV_KEYS)])
-    digest = format(zlib.crc32(key.encode()), "08x") + format(zlib.adler32(key.encode()), "08x")
-    folder = os.path.join(_tempdir(), f"rose-{os.getuid() if hasattr(os, 'getuid') else 'u'}")
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    return os.path.join(folder, f"warm-{digest}.sock")
+def socket_path() -> str | None:
+    """The helper's socket for this user and installation, or None when there is no private folder for it."""
+    folder, _why = runtime_dir()
+    if folder is None:
+        return None
+    key = _code_stamp().encode()
+    digest = format(zlib.crc32(key), "08x") + format(zlib.adler32(key), "08x")
+    path = os.path.join(folder, f"warm-{digest}.sock")
+    return path if len(path.encode()) <= MAX_SOCKET_PATH else None   # a longer one cannot be bound
 
 
 def sibling(sock: str, suffix: str) -> str:
-    """The helper's other files sit beside its socket: .pid, .log, .spawn."""
+    """The helper's other files sit beside its socket: .pid, .log, .spawn, .lock."""
     return sock[: -len(".sock")] + suffix
 
 
+def peer_uid(conn: socket.socket) -> int | None:
+    """The uid of the process at the other end of a Unix socket (None where the platform cannot tell)."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    raw = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", raw)[1]
+
+
 def request(sock: str, message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
-    """One JSON line out, one JSON line back; None on any failure (no helper, too slow, garbage)."""
+    """One JSON line out, one JSON line back. None when no helper of ours is there (do the work here); raises
+    Timeout when one took the request and did not answer in time."""
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    except OSError:
+        return None
+    with conn:
+        try:
             conn.settimeout(CONNECT_TIMEOUT_S)
             conn.connect(sock)
+            owner = peer_uid(conn)
+            if owner is not None and owner != _uid():
+                return None  # not our helper: never hand a prompt to another user's process
             conn.settimeout(timeout)
             conn.sendall(json.dumps(message).encode() + b"\n")
-            chunks = []
+        except OSError:
+            return None
+        chunks = []
+        try:
             while True:
                 chunk = conn.recv(1 << 16)
                 if not chunk:
@@ -83,24 +156,44 @@ def request(sock: str, message: dict[str, Any], timeout: float) -> dict[str, Any
                 chunks.append(chunk)
                 if chunk.endswith(b"\n"):
                     break
+        except socket.timeout:
+            raise Timeout() from None
+        except OSError:
+            return None
+    try:
         reply = json.loads(b"".join(chunks))
-        return reply if isinstance(reply, dict) and "error" not in reply else None
-    except (OSError, ValueError):
+    except ValueError:
         return None
+    return reply if isinstance(reply, dict) and "error" not in reply else None
 
 
-def spawn(sock: str) -> bool:
+def _open_private(path: str, flags: int) -> int:
+    """Open a file in the private folder without following a symlink; refuse one that is not ours."""
+    fd = os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+    st = os.fstat(fd)
+    if st.st_uid != _uid() or not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise PermissionError(f"{path} is not a regular file of this user")
+    return fd
+
+
+def spawn(sock: str | None) -> bool:
     """Start a helper unless helpers are off or one was started moments ago. Returns whether one started now."""
-    if not helpers_allowed():
+    if sock is None or not helpers_allowed():
         return False
     marker = sibling(sock, ".spawn")
     try:
-        if time.time() - os.stat(marker).st_mtime < SPAWN_GRACE_S:
+        st = os.lstat(marker)
+        if stat.S_ISREG(st.st_mode) and st.st_uid == _uid() and time.time() - st.st_mtime < SPAWN_GRACE_S:
             return False
     except FileNotFoundError:
         pass
-    with open(marker, "w"):
-        pass
+    except OSError:
+        return False
+    try:
+        os.close(_open_private(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC))
+    except OSError:
+        return False
     from pathlib import Path
 
     from rose.detach import python_module, spawn_detached
@@ -109,11 +202,19 @@ def spawn(sock: str) -> bool:
                           cwd=Path("/")) is not None
 
 
-def run_hook(argv: list[str], payload: bytes) -> str | None:
-    """Hand a whole hook invocation to the helper; None means do it here (and a helper is being started)."""
+def run_hook(argv: list[str], payload: bytes, timeout: float) -> str | None:
+    """Hand a whole hook invocation to the helper. None means do it here (and a helper is being started); on a
+    helper that took it and ran out of time, the fail-open notice itself (the work is not done twice)."""
     sock = socket_path()
-    reply = request(sock, {"op": "hook", "argv": argv, "stdin": payload.decode("utf-8", "surrogateescape"),
-                           "cwd": os.getcwd()}, HOOK_TIMEOUT_S)
+    if sock is None:
+        return None
+    message = {"op": "hook", "argv": argv, "stdin": payload.decode("utf-8", "surrogateescape"),
+               "cwd": os.getcwd(), "env": dict(os.environ)}
+    try:
+        reply = request(sock, message, timeout)
+    except Timeout:
+        return json.dumps({"systemMessage": f"⋯ ROSE · recall ran out of time ({timeout:.0f}s): skipped this time"},
+                          ensure_ascii=False)
     if reply is None:
         spawn(sock)
         return None
@@ -121,8 +222,14 @@ def run_hook(argv: list[str], payload: bytes) -> str | None:
     return out if isinstance(out, str) else None
 
 
-def dense(embed: dict[str, Any], query: str, dbs: list[str], k: int) -> dict[str, Any] | None:
+def dense(embed: dict[str, Any], query: str, dbs: list[str], k: int,
+          timeout: float = DENSE_TIMEOUT_S) -> dict[str, Any] | None:
     if LOCAL_DENSE is not None:
         return LOCAL_DENSE(embed, query, dbs, k)
-    return request(socket_path(), {"op": "dense", "embed": embed, "query": query, "dbs": dbs, "k": k},
-                   DENSE_TIMEOUT_S)
+    sock = socket_path()
+    if sock is None:
+        return None
+    try:
+        return request(sock, {"op": "dense", "embed": embed, "query": query, "dbs": dbs, "k": k}, timeout)
+    except Timeout:
+        return None

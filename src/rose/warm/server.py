@@ -1,11 +1,13 @@
 """`python -m rose.warm.server SOCKET`: the warm helper. Started by a hook, never by hand.
 
 It serves two requests over a private Unix socket, each one JSON line:
-    {"op": "hook", "argv": [agent, event], "stdin": payload}   -> {"stdout": the hook's JSON}
-    {"op": "dense", "embed": {...}, "query", "dbs", "k"}        -> {"ranks": {db: [[id, cosine], ...]}}
-Hooks run here exactly as in a fresh process (the same dispatch, the same fail-open boundary); only imports, the
-embedding model and the vectors are already warm. It exits by itself after IDLE_EXIT_S without a request and
-after MAX_LIFETIME_S in any case, so it can never become an orphan that lives forever.
+    {"op": "hook", "argv": [agent, event], "stdin": payload, "cwd", "env"}  -> {"stdout": the hook's JSON}
+    {"op": "dense", "embed": {...}, "query", "dbs", "k"}                    -> {"ranks": {db: [[id, cosine], ...]}}
+Hooks run here exactly as in a fresh process (the same dispatch, the same fail-open boundary), in the caller's own
+environment and working directory (rose.environment); only imports, the embedding model and the vectors are already
+warm. One helper per user and installation: a second one started at the same moment finds the first's lock and
+exits. Only a peer of the same uid is served (SO_PEERCRED). It exits by itself after IDLE_EXIT_S without a request
+and after MAX_LIFETIME_S in any case, so it can never become an orphan that lives forever.
 """
 from __future__ import annotations
 
@@ -113,6 +115,11 @@ class _Server(socketserver.ThreadingUnixStreamServer):
 
 class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
+        from rose.warm.client import peer_uid
+
+        owner = peer_uid(self.connection)
+        if owner is not None and owner != os.getuid():
+            return  # another user's process: not a word back
         self.server.last_request = time.monotonic()  # type: ignore[attr-defined]
         try:
             message = json.loads(self.rfile.readline(MAX_REQUEST_BYTES))
@@ -120,8 +127,11 @@ class _Handler(socketserver.StreamRequestHandler):
                 reply: dict[str, Any] = {"ranks": WARM.rank(message["embed"], str(message["query"]),
                                                             list(message["dbs"]), int(message.get("k", 50)))}
             elif message.get("op") == "hook":
+                env = message.get("env")
                 reply = {"stdout": _run_hook(list(message["argv"]), str(message["stdin"]),
-                                             str(message.get("cwd") or "/"))}
+                                             str(message.get("cwd") or "/"),
+                                             {str(k): str(v) for k, v in env.items()} if isinstance(env, dict)
+                                             else dict(os.environ))}
             else:
                 reply = {"error": f"unknown op {message.get('op')!r}"}
         except Exception as exc:  # noqa: BLE001 - the client falls back to doing the work itself
@@ -129,23 +139,66 @@ class _Handler(socketserver.StreamRequestHandler):
         self.wfile.write(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
 
 
-def _run_hook(argv: list[str], stdin: str, cwd: str) -> str:
+def _run_hook(argv: list[str], stdin: str, cwd: str, env: dict[str, str]) -> str:
+    from rose import environment
     from rose.hooks.entry import run
 
     out = io.StringIO()
-    run(argv, io.BytesIO(stdin.encode("utf-8", "surrogateescape")), out, cwd=Path(cwd))
+    with environment.using(env, cwd):
+        run(argv, io.BytesIO(stdin.encode("utf-8", "surrogateescape")), out, cwd=Path(cwd))
     return out.getvalue()
+
+
+def _claim(sock: str) -> int | None:
+    """Hold the helper lock for this socket, or None when another helper already does (then this one exits)."""
+    import fcntl
+
+    from rose.warm import client
+
+    try:
+        fd = client._open_private(client.sibling(sock, ".lock"), os.O_RDWR | os.O_CREAT)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _clear_stale(path: str) -> None:
+    """Remove our own stale socket or pid file; never follow, never touch what is not ours."""
+    import stat
+
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if st.st_uid == os.getuid() and not stat.S_ISDIR(st.st_mode):
+        os.unlink(path)
 
 
 def serve(sock: str) -> None:
     from rose.warm import client
 
+    folder = os.path.dirname(sock)
+    why = client.sound_folder(folder)
+    if why is not None:
+        print(f"{folder} {why}: not serving", file=sys.stderr, flush=True)
+        return
+    lock = _claim(sock)
+    if lock is None:
+        return  # another helper for this installation runs already
     client.LOCAL_DENSE = local_dense  # recall inside this process ranks here
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(sock)
+    _clear_stale(sock)
     server = _Server(sock, _Handler)
     os.chmod(sock, 0o600)
-    Path(client.sibling(sock, ".pid")).write_text(str(os.getpid()))
+    pid_path = client.sibling(sock, ".pid")
+    _clear_stale(pid_path)
+    fd = client._open_private(pid_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(str(os.getpid()))
     started = time.monotonic()
 
     def watchdog() -> None:
@@ -178,6 +231,7 @@ def serve(sock: str) -> None:
         for suffix in (".sock", ".spawn", ".pid"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(client.sibling(sock, suffix))
+        os.close(lock)
 
 
 def main(argv: list[str] | None = None) -> int:

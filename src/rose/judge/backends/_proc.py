@@ -30,7 +30,10 @@ class Finished:
 
 
 def child_env(base: Mapping[str, str] | None) -> dict[str, str]:
-    env = dict(os.environ if base is None else base)
+    """The environment of a model CLI: `base`, else the current request's (rose.environment), plus ROSE_CHILD=1."""
+    from rose import environment
+
+    env = dict(environment.current() if base is None else base)
     env.update(CHILD_ENV)
     return env
 

@@ -13,7 +13,6 @@ The answer is the `input` of the `tool_use` block (the same tool name claude -p 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 
 from rose.config import AgentSettings
@@ -49,7 +48,10 @@ class AnthropicHttp(Backend):
                 "tool_choice": {"type": "tool", "name": TOOL}}
 
     def headers(self) -> dict[str, str]:
-        key = (os.environ if self.env is None else self.env).get(self.api_key_env, "") if self.api_key_env else ""
+        from rose import environment
+
+        source = environment.current() if self.env is None else self.env
+        key = source.get(self.api_key_env, "") if self.api_key_env else ""
         return {"anthropic-version": API_VERSION, **({"x-api-key": key} if key else {})}
 
     def complete(self, request: BackendRequest) -> BackendReply:

@@ -96,10 +96,12 @@ def auto_choice(agent: AgentSettings) -> str | None:
 
 
 def _found(command: str) -> bool:
+    from rose import environment
+
     if "/" in command:
         path = Path(command).expanduser()
         return path.is_file() and shutil.which(str(path)) is not None
-    return shutil.which(command) is not None
+    return environment.which(command) is not None
 
 
 def make_backend(agent: AgentSettings) -> Backend | None:

@@ -14,7 +14,6 @@ servers accept `response_format` and ignore it. Config holds the NAME of the key
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 
 from rose.config import AgentSettings
@@ -44,7 +43,10 @@ class OpenAIHttp(Backend):
                                     "json_schema": {"name": request.call, "schema": strict, "strict": True}}}
 
     def headers(self) -> dict[str, str]:
-        key = (os.environ if self.env is None else self.env).get(self.api_key_env, "") if self.api_key_env else ""
+        from rose import environment
+
+        source = environment.current() if self.env is None else self.env
+        key = source.get(self.api_key_env, "") if self.api_key_env else ""
         return {"authorization": f"Bearer {key}"} if key else {}
 
     def complete(self, request: BackendRequest) -> BackendReply:
