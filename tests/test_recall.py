@@ -286,7 +286,7 @@ def test_lesson_text_cannot_close_or_forge_the_block(layers: Layers) -> None:
 def test_the_block_tells_the_agent_it_can_search(layers: Layers) -> None:
     fill(layers)
     block = recall(layers, "retry", settings=settings(budget=4000)).block
-    assert 'rose search "<words>"' in block
+    assert 'rose search WORDS...' in block
 
 
 def test_trace_without_dense_says_lexical_alone(layers: Layers) -> None:
