@@ -29,7 +29,6 @@ unbounded quantifiers, values capped at 8 KiB, so redaction is linear. Import is
 from __future__ import annotations
 
 import bisect
-from typing import Any
 
 from rose.redact.core import PLACEHOLDER_RE, Candidate, Finding, lower, placeholder
 
@@ -39,7 +38,7 @@ _EXTRA_KINDS = {"private-key", "jwt", "authorization", "bearer-token", "cookie",
                 "password", "kubernetes-secret"}
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "KINDS":  # computed on first use: it needs the detector tables
         from rose.redact import providers, urls
         kinds = tuple(sorted(providers.kinds() | urls.kinds() | _EXTRA_KINDS))
@@ -89,7 +88,7 @@ def find_secrets(text: str) -> list[Finding]:
         return []
     cands = _drop_placeholders(text, [c for c in _candidates(text) if c[1] > c[0]])
     cands.sort(key=lambda c: (c[0], -c[1]))
-    merged: list[list[Any]] = []
+    merged: list[list] = []
     for s, e, prio, kind in cands:
         if merged and s < merged[-1][1]:
             top = merged[-1]
@@ -120,7 +119,7 @@ _PAIR_NAME_KEYS = ("name", "Name", "key", "Key", "ParameterKey", "variable")
 _PAIR_VALUE_KEYS = ("value", "Value", "ParameterValue")
 
 
-def redact_data(obj: Any) -> Any:
+def redact_data(obj: object) -> object:
     """A copy of obj with every string redacted, dict keys included, recursing into dicts, lists, tuples and
     sets. A string under a strongly sensitive key (``{"password": "hunter2"}``) is replaced whole, as is the
     value of a ``{"name": "DB_PASSWORD", "value": ...}`` pair. Non-string leaves are returned unchanged."""
@@ -128,7 +127,7 @@ def redact_data(obj: Any) -> Any:
     return _redact_obj(obj, None, None, _classify, _value_is_secret)
 
 
-def _redact_obj(obj: Any, key: str | None, cls: str | None, classify: Any, is_secret: Any) -> Any:
+def _redact_obj(obj: object, key: str | None, cls: str | None, classify, is_secret) -> object:
     if isinstance(obj, str):
         if cls == "P" and key is not None and is_secret(key, obj, "P"):
             return placeholder("assignment")
@@ -139,7 +138,7 @@ def _redact_obj(obj: Any, key: str | None, cls: str | None, classify: Any, is_se
             if isinstance(obj.get(nk), str) and any(vk in obj for vk in _PAIR_VALUE_KEYS):
                 pair_key = obj[nk]
                 break
-        out: dict[Any, Any] = {}
+        out: dict = {}
         for k, v in obj.items():
             if isinstance(k, str):
                 ctx_key = pair_key if pair_key is not None and k in _PAIR_VALUE_KEYS else k
@@ -147,7 +146,7 @@ def _redact_obj(obj: Any, key: str | None, cls: str | None, classify: Any, is_se
                     ctx_key = PLACEHOLDER_RE.sub("", ctx_key)
                 child_cls = classify(ctx_key)
                 child_cls = "P" if child_cls == "E" else child_cls
-                new_k: Any = redact(k)
+                new_k: object = redact(k)
                 if new_k in out:
                     i = 2
                     while f"{new_k}#{i}" in out:

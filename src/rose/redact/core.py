@@ -7,16 +7,39 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
 class Finding:
-    """One secret: what kind, and the half-open span ``text[start:end]`` that ``redact`` replaces."""
+    """One secret: what kind, and the half-open span ``text[start:end]`` that ``redact`` replaces. Immutable.
+    (A hand-written class, not a dataclass: importing ``dataclasses`` would triple this package's import time.)"""
 
+    __slots__ = ("kind", "start", "end")
     kind: str
     start: int
     end: int
+
+    def __init__(self, kind: str, start: int, end: int) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "start", start)
+        object.__setattr__(self, "end", end)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Finding is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Finding is immutable: cannot delete {name!r}")
+
+    def _key(self) -> tuple[str, int, int]:
+        return (self.kind, self.start, self.end)
+
+    def __eq__(self, other: object) -> bool:
+        return self._key() == other._key() if isinstance(other, Finding) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Finding(kind={self.kind!r}, start={self.start}, end={self.end})"
 
 
 PLACEHOLDER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")

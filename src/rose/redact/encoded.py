@@ -11,7 +11,8 @@ import re
 
 from rose.redact.core import PRIO_ENCODED, Candidate
 
-_KIND_RE = re.compile(r"""(?:^|\n|[{,])[ \t]*["']?kind["']?[ \t]*:[ \t]*["']?Secret["']?[ \t]*(?=$|[\r\n,}])""")
+_SECRET_RE = re.compile(r"""Secret["']?[ \t]*(?=$|[\r\n,}])""")
+_KIND_BEFORE_RE = re.compile(r"""(?:^|[\n{,])[ \t]*["']?kind["']?[ \t]*:[ \t]*["']?$""")
 _DOC_SEP_RE = re.compile(r"(?m)^---[ \t]*$")
 _YAML_BLOCK_RE = re.compile(r"(?m)^(?P<ind>[ \t]*)(?:data|stringData):[ \t]*(?:#[^\n]*)?\r?\n")
 _YAML_ITEM_RE = re.compile(r"(?P<ind>[ \t]+)(?P<k>[^\s:#][^:\n]{0,252}):(?:[ \t]+(?P<v>[^\n]*?))?[ \t]*\r?$")
@@ -71,8 +72,8 @@ def find(text: str, out: list[Candidate]) -> None:
     if "Secret" not in text or "ata" not in text:
         return
     done = -1
-    for km in _KIND_RE.finditer(text):
-        if km.start() < done:
+    for km in _SECRET_RE.finditer(text):
+        if km.start() < done or _KIND_BEFORE_RE.search(text, max(0, km.start() - 40), km.start()) is None:
             continue
         seps = [m.start() for m in _DOC_SEP_RE.finditer(text, max(0, km.start() - _MAX_DOC),
                                                         min(len(text), km.end() + _MAX_DOC))]

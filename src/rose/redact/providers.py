@@ -13,10 +13,10 @@ A row is ``(kind, prefix, body, flags)``: the literal prefix the provider puts o
 
 Every row gets a right boundary (no letter or digit right after the body) unless ``x``. The scan is one regex
 over the prefixes (a trie, so one character per branch point) and a few ``match`` calls at each hit, so the cost
-does not grow with the number of rows. Formats whose distinctive part sits in the middle or the end of the token
-(Terraform's ``.atlasv1.``, Azure's key signatures, Mailchimp's ``-us12``) are ``_ANCHORED`` rows: a literal
-anchor and a pattern matched backwards from it. Formats with no literal at all but a fixed structure (Discord
-bot tokens, Asana PATs) are ``_STRUCTURAL`` regexes.
+does not grow with the number of rows. Formats whose distinctive part sits in the middle or the end of
+the token (Terraform's ``.atlasv1.``, Azure's key signatures, Mailchimp's ``-us12``), or that have no literal at
+all but a fixed structure (Discord bot tokens, Asana PATs), are ``ANCHORED`` rows: an anchor regex starting with a
+literal, and a pattern matched backwards from it.
 
 Providers whose keys have no prefix and no structure (Cohere, Mistral, Datadog, Algolia, ...) cannot be told from
 a hash by their shape; they are caught through their context (``COHERE_API_KEY=...``) in ``keywords``.
@@ -268,23 +268,23 @@ ANCHORED: list[tuple[str, str, str, bool]] = [
     ("twitter-access-token", r"-[A-Za-z0-9]{40}(?![A-Za-z0-9])", r"(?<![0-9])[0-9]{15,25}$", True),
 ]
 
-# Fixed structures with no literal prefix: (kind, gate literal that must occur in the text, regex).
-STRUCTURAL: list[tuple[str, str, str]] = [
-    # Discord bot tokens: base64 of the bot's snowflake id, a 6-character timestamp, an HMAC
-    ("discord-bot-token", ".", r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}"
-                               r"(?![A-Za-z0-9_-])"),
-    # Asana personal access tokens: 1/<16 digits>:<32 hex> or 2/<16 digits>/<16 digits>:<32 hex>
-    ("asana-token", ":", r"(?<![0-9/])[0-9]/[0-9]{10,20}(?:/[0-9]{10,20})?:[0-9a-f]{32}(?![A-Za-z0-9])"),
-    # Mailgun private keys: 32 hex, 8 hex, 8 hex
-    ("mailgun-api-key", "-", r"(?<![A-Za-z0-9-])[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}(?![A-Za-z0-9-])"),
+# Fixed structures with no literal prefix, anchored on their punctuation (the regex engine jumps between literals):
+# Discord bot tokens (base64 of the bot's snowflake id, a 6-character timestamp, an HMAC), Asana personal access
+# tokens (1/<16 digits>:<32 hex>, 2/<16 digits>/<16 digits>:<32 hex>), Mailgun private keys (32, 8, 8 hex).
+ANCHORED += [
+    ("discord-bot-token", r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])",
+     r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,27}$", False),
+    ("asana-token", r":[0-9a-f]{32}(?![A-Za-z0-9])", r"(?<![0-9/])[0-9]/[0-9]{10,20}(?:/[0-9]{10,20})?$", False),
+    ("mailgun-api-key", r"-[0-9a-f]{8}-[0-9a-f]{8}(?![A-Za-z0-9-])", r"(?<![A-Za-z0-9-])[0-9a-f]{32}$", False),
 ]
+
 
 # Distinctive prefixes that still must start a token: otherwise they also occur inside ordinary words.
 _BOUNDARY_ALWAYS = frozenset({"key-", "secret_", "xai-", "pul-", "pat.", "sat.", "live_", "test_", "API-"})
 
 
 @functools.lru_cache(maxsize=1)
-def _compiled() -> tuple[re.Pattern[str], dict[str, list[tuple]], list[tuple], list[tuple]]:
+def _compiled() -> tuple[re.Pattern[str], dict[str, list[tuple]], list[tuple]]:
     specs = []
     for kind, prefix, body, flags in ROWS:
         tail = "" if "x" in flags else "(?![A-Za-z0-9])"
@@ -296,12 +296,11 @@ def _compiled() -> tuple[re.Pattern[str], dict[str, list[tuple]], list[tuple], l
     anchors = {p for p in prefixes if not any(o != p and p.startswith(o) for o in prefixes)}
     table = {a: sorted((s for s in specs if s[0].startswith(a)), key=lambda s: -len(s[0])) for a in anchors}
     anchored = [(kind, re.compile(a), re.compile(back), need) for kind, a, back, need in ANCHORED]
-    structural = [(kind, gate, re.compile(rx)) for kind, gate, rx in STRUCTURAL]
-    return re.compile(trie_pattern(anchors)), table, anchored, structural
+    return re.compile(trie_pattern(anchors)), table, anchored
 
 
 def kinds() -> set[str]:
-    return {r[0] for r in ROWS} | {a[0] for a in ANCHORED} | {s[0] for s in STRUCTURAL}
+    return {r[0] for r in ROWS} | {a[0] for a in ANCHORED}
 
 
 _DIGITS = frozenset("0123456789")
@@ -313,7 +312,7 @@ def _mixed(token: str) -> bool:
 
 
 def find(text: str, out: list[Candidate]) -> None:
-    anchor_re, table, anchored, structural = _compiled()
+    anchor_re, table, anchored = _compiled()
     last_end = -1
     failed_until: dict[int, int] = {}  # spec id -> end of a run it already failed to validate on
     for hit in anchor_re.finditer(text):
@@ -342,7 +341,3 @@ def find(text: str, out: list[Candidate]) -> None:
             bm = back.search(text, max(0, am.start() - 96), am.start())
             if bm is not None and (not need or at_boundary(text, bm.start())):
                 out.append((bm.start(), am.end(), PRIO_PROVIDER, kind))
-    for kind, gate, pattern in structural:
-        if gate in text:
-            for m in pattern.finditer(text):
-                out.append((m.start(), m.end(), PRIO_PROVIDER, kind))

@@ -3,14 +3,12 @@ for the existing callers. ``KINDS`` is resolved on first use, so importing this 
 """
 from __future__ import annotations
 
-from typing import Any
-
 from rose.redact import PLACEHOLDER_RE, Finding, find_secrets, placeholder, redact, redact_data
 
 __all__ = ["KINDS", "PLACEHOLDER_RE", "Finding", "find_secrets", "placeholder", "redact", "redact_data"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "KINDS":
         import rose.redact
         return rose.redact.KINDS
