@@ -322,7 +322,8 @@ PROVIDERS: list[P] = [
     ("telegram", "telegram_bot", telegram, True),
     ("twilio", "twilio", choice(fixed("SK", 32, HEX), fixed("AC", 32, HEX)), True),
     ("sendgrid", "sendgrid", seq("SG.", (22, B64URL), ".", (43, B64URL)), True),
-    ("mailgun", "mailgun", choice(fixed("key-", 32, HEX), seq((32, HEX), "-", (8, HEX), "-", (8, HEX))), True),
+    ("mailgun", "mailgun", choice(fixed("key-", 32, HEX), seq((32, HEX), "-", (8, HEX), "-", (8, HEX)),
+                                  fixed("pubkey-", 32, HEX)), True),
     ("mailchimp", "mailchimp", seq((32, HEX), "-us", lambda rng: str(rng.randrange(1, 21))), True),
     ("brevo", "sendinblue", choice(seq("xkeysib-", (64, HEX), "-", (16, ALNUM)),
                                    seq("xsmtpsib-", (64, HEX), "-", (16, ALNUM))), True),
@@ -389,6 +390,9 @@ PROVIDERS: list[P] = [
     ("sendbird", "sendbird", fixed("", 40, HEX), False),
     ("squarespace", "squarespace", uuid4, False),
     ("rapidapi", "rapidapi", fixed("", 50, B64URL), False),
+    ("adobe", "adobe", fixed("p8e-", 32), True),
+    ("zapier-webhook", "zapier_webhook", seq("https://hooks.zapier.com/hooks/catch/", (7, DIGITS), "/", (6, LOWNUM)),
+     True),
     ("lob", "lob", choice(fixed("live_", 35, HEX), fixed("test_pub_", 31, HEX)), True),
     ("gocardless", "gocardless", fixed("live_", 40, B64URL), True),
 ]
@@ -483,7 +487,7 @@ BARE: list[tuple[str, str]] = [
 
 
 # Webhook URLs keep their scheme and host: the secret is the path after these markers.
-_URL_SECRET_AFTER = ("/services/", "/api/webhooks/", "/webhookb2/")
+_URL_SECRET_AFTER = ("/services/", "/api/webhooks/", "/webhookb2/", "/hooks/catch/")
 
 
 def _embed(family: str, syntax: str, template: str, values: dict[str, str], secret: str) -> Sample:
@@ -606,7 +610,8 @@ def context_samples(rng: random.Random, per_family: int = 24) -> list[Sample]:
                            "wget --password={v} --user={u} https://files.example.com/f\n",
                            "docker login -u {u} -p {v} registry.example.com\n",
                            "sshpass -p '{v}' ssh {u}@host\n",
-                           "mysql -u {u} --password={v} -h db shop\n"])
+                           "mysql -u {u} --password={v} -h db shop\n",
+                           'r = requests.get(url, auth=("{u}", "{v}"))\n'])
         add("curl", "cli", tmpl, pw, u=user)
 
         # curl with a header
@@ -625,8 +630,10 @@ def context_samples(rng: random.Random, per_family: int = 24) -> list[Sample]:
         label = rng.choice(["RSA PRIVATE KEY", "OPENSSH PRIVATE KEY", "EC PRIVATE KEY", "PRIVATE KEY",
                             "ENCRYPTED PRIVATE KEY", "DSA PRIVATE KEY", "PGP PRIVATE KEY BLOCK"])
         block = _pem(rng, label, rng.randrange(100, 1200))
-        style = rng.randrange(4)
-        if style == 0:
+        style = rng.randrange(5)
+        if style == 4:
+            add("private-key", "base64-values", "tls:\n  crt: LS0tLS1CRUdJTiBDRVJU\n  key: {v}\n", b64(block.encode()))
+        elif style == 0:
             add("private-key", "pem-file", "$ cat id_rsa\n{v}\n$ ls\n", block)
         elif style == 1:
             esc = block.replace("\n", "\\n")
@@ -668,6 +675,13 @@ def context_samples(rng: random.Random, per_family: int = 24) -> list[Sample]:
             add("kubernetes-secret", "k8s-stringdata",
                 "apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\nstringData:\n  {k}: {v}\n", plain,
                 k=rng.choice(["password", "token", "db-pass"]))
+
+        # Bundler credentials for Sidekiq Enterprise / Pro gem servers
+        u, pw = r(rng, 8, HEX), r(rng, 8, HEX)
+        add("sidekiq", "env", rng.choice(["BUNDLE_ENTERPRISE__CONTRIBSYS__COM={u}:{v}\n",
+                                          'export BUNDLE_GEMS__CONTRIBSYS__COM="{u}:{v}"\n',
+                                          "source 'https://{u}:{v}@enterprise.contribsys.com/'\n",
+                                          "bundle config --local gems.contribsys.com {u}:{v}\n"]), pw, u=u)
 
         # credit cards (Luhn)
         prefix, length = rng.choice([("4", 16), ("51", 16), ("37", 15), ("6011", 16), ("3530", 16), ("2221", 16)])

@@ -424,6 +424,8 @@ def _find_assignments(text: str, low: str, out: list[Candidate]) -> None:
             if am and not quoted_key:  # password: str = "..."
                 sep, p = "=", am.end()
         span = _value_span(text, p, key, cls, sep, spaced, quoted_key, ks)
+        if span is not None and key.lower() in ("key", "name") and _NAMES_A_VALUE_RE.match(text, span[1]):
+            span = None  # <add key="ApiKey" value="...">: this is the name of the pair, the value follows
         if span is not None:
             out.append((span[0], span[1], PRIO_ASSIGN, "assignment"))
             done_until = span[1]
@@ -460,6 +462,7 @@ _XML_RE = re.compile(r"<(?P<k>[A-Za-z_][A-Za-z0-9_.:-]{0,80})>[ \t]*(?:\r?\n[ \t
 _DOCKER_ENV_RE = re.compile(r"(?m)^[ \t]*(?:ENV|ARG)[ \t]+(?P<k>[A-Za-z_][A-Za-z0-9_.-]{0,80})[ \t]+(?=[^\s=])")
 # Terraform: variable "db_password" { ... default = "..." }
 _TF_VAR_RE = re.compile(r'variable[ \t]+"(?P<k>[A-Za-z_][A-Za-z0-9_-]{0,80})"[ \t]*\{[^{}]{0,400}?\bdefault[ \t]*=')
+_NAMES_A_VALUE_RE = re.compile(r"""\\?["']?[ \t]+value[ \t]*=""", re.I)
 _STATUS_WORDS = frozenset({"PASS", "FAIL", "Pass", "SKIP"})
 
 

@@ -20,7 +20,26 @@ _PEM_MATERIAL_RE = re.compile(r"[A-Za-z0-9+/=]{24,}")
 _PUTTY_RE = re.compile(r"Private-Lines:[ \t]*[0-9]+[ \t]*\r?\n(?P<s>(?:[A-Za-z0-9+/=]+[ \t]*(?:\r?\n|$))+)")
 
 
+# A PEM block base64-encoded again (Kubernetes tls.key, Helm values, CI variables): LS0tLS1CRUdJTi is "-----BEGIN".
+_WRAPPED_PEM_RE = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,65536}={0,2}")
+
+
+def _wrapped_private(run: str) -> bool:
+    import base64
+    import binascii
+    head = run[:96]
+    try:
+        raw = base64.b64decode(head + "=" * (-len(head) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return b"PRIVATE KEY" in raw
+
+
 def find(text: str, out: list[Candidate]) -> None:
+    if "LS0tLS1CRUdJTi" in text:
+        for m in _WRAPPED_PEM_RE.finditer(text):
+            if _wrapped_private(m.group()):
+                out.append((m.start(), m.end(), PRIO_KEY, "private-key"))
     if "PRIVATE KEY" in text:
         covered = -1
         end_m: re.Match[str] | None = None

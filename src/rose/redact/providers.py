@@ -242,6 +242,8 @@ ROWS: list[Row] = [
     ("authress-key", "ext_", r"[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-][a-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}", "b"),
     ("authress-key", "authress_", r"[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-][a-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}",
      "b"),
+    ("adobe-client-secret", "p8e-", rf"[{AN}]{{32}}", "bm"),
+    ("mailgun-api-key", "pubkey-", rf"[{H}]{{32}}", ""),
     ("stytch-secret", "secret-live-", rf"[{U}=]{{20,}}", ""),
     ("stytch-secret", "secret-test-", rf"[{U}=]{{20,}}", ""),
 ]

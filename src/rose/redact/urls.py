@@ -70,6 +70,17 @@ _CONTEXT_RULES: list[_ContextRule] = [
         r"(?P<s>[^\s\"'\\]{1,256})"), "", None),
     (("password",), True, "password", PRIO_PASSWORD, re.compile(
         r"password[ \t]+(?P<q>['\"])(?P<s>[^'\"\n\\]{1,256})(?P=q)"), "", None),
+    # Bundler credentials for a private gem host (Sidekiq Enterprise, Gemfury, ...): BUNDLE_GEMS__HOST__COM=user:pass
+    (("bundle_",), True, "password", PRIO_PASSWORD, re.compile(
+        r"bundle_[a-z0-9_]*__[a-z0-9_]+" + _Q + r"?[ \t]*[=:][ \t]*" + _Q +
+        r"?(?P<u>[^\s:\"'\\]{1,128}):(?P<s>[^\s\"'\\@]{1,256})"), "", None),
+    (("bundle",), True, "password", PRIO_PASSWORD, re.compile(
+        r"bundle[ \t]+config[ \t]+(?:set[ \t]+)?(?:--[a-z]+[ \t]+)*[a-z0-9.-]+\.[a-z]{2,}[ \t]+[\"']?"
+        r"(?P<u>[^\s:\"']{1,128}):(?P<s>[^\s\"']{1,256})"), "", None),
+    # HTTP basic auth in code: requests auth=("user", "pass"), HTTPBasicAuth("user", "pass"), BasicAuth(...)
+    (("auth",), True, "password", PRIO_PASSWORD, re.compile(
+        r"auth[ \t]*(?:=[ \t]*)?\([ \t]*(?P<q1>['\"])[^'\"\n]{1,128}(?P=q1)[ \t]*,[ \t]*(?P<q>['\"])"
+        r"(?P<s>[^'\"\n\\]{1,256})(?P=q)[ \t]*\)"), None, None),
     (("identified",), True, "password", PRIO_PASSWORD, re.compile(
         r"identified[ \t]+by[ \t]+(?P<q>['\"])(?P<s>[^'\"\n\\]{1,256})(?P=q)"), "", _sql_user_before),
 ]
@@ -82,6 +93,8 @@ _WEBHOOK_RES: list[tuple[str, str, re.Pattern[str]]] = [
      re.compile(r"/api/webhooks/(?P<s>[0-9]+/[A-Za-z0-9_-]{20,})")),
     # Microsoft Teams / Office 365 connectors: <tenant>.webhook.office.com/webhookb2/<uuid>@<uuid>/IncomingWebhook/..
     ("/webhookb2/", "teams-webhook", re.compile(r"/webhookb2/(?P<s>[A-Za-z0-9@/_-]{40,})")),
+    ("hooks.zapier.com/hooks/", "zapier-webhook",
+     re.compile(r"hooks\.zapier\.com/hooks/(?:catch|standard)/(?P<s>[0-9]+/[A-Za-z0-9]+)")),
     ("outlook.office.com/webhook/", "teams-webhook",
      re.compile(r"outlook\.office\.com/webhook/(?P<s>[A-Za-z0-9@/_-]{40,})")),
 ]
