@@ -407,8 +407,13 @@ def _find_assignments(text: str, low: str, out: list[Candidate]) -> None:
                 after = scanned[1] + 1 if scanned else n
                 while after < n and text[after] in " \t":
                     after += 1
-                if scanned is None or not scanned[2] or (after < n and text[after] == ":"):
-                    continue  # {"name": "K", "value": ...}: the next string is a key, not K's value
+                if scanned is None or not scanned[2] or after >= n or text[after] != ")":
+                    continue  # only a two-argument call f("K", "v"): not a list or tuple of strings
+                b = ks - 2
+                while b >= 0 and text[b] in " \t":
+                    b -= 1
+                if b < 0 or text[b] != "(":
+                    continue
             sep = "="
         if sep in ("::=", "?=", ".=", "||=", "<-"):
             sep = "="

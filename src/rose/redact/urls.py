@@ -99,6 +99,7 @@ _WEBHOOK_RES: list[tuple[str, str, re.Pattern[str]]] = [
      re.compile(r"outlook\.office\.com/webhook/(?P<s>[A-Za-z0-9@/_-]{40,})")),
 ]
 # A token used as the whole userinfo of a URL (https://<token>@host, a Sentry DSN's key): no colon, random-looking.
+_HEX_RE = re.compile(r"[0-9a-fA-F]+")
 _USERINFO_TOKEN_RE = re.compile(r"://(?P<s>[A-Za-z0-9_~.%+-]{16,256})@")
 
 
@@ -119,7 +120,8 @@ def find_context(text: str, low: str, out: list[Candidate]) -> None:
                 out.append((s, e, prio, kind))
     if "@" in text:
         for m in _USERINFO_TOKEN_RE.finditer(text):
-            if _looks_secret(m.group("s"), min_len=16):
+            user = m.group("s")
+            if _looks_secret(user, min_len=16) and not (len(user) < 32 and _HEX_RE.fullmatch(user)):
                 out.append((m.start("s"), m.end("s"), PRIO_PASSWORD, "password"))
     for gate, kind, pattern in _WEBHOOK_RES:
         if gate in text:
