@@ -1,0 +1,345 @@
+"""Provider tokens with a recognisable shape, as data: one row per documented token format.
+
+A row is ``(kind, prefix, body, flags)``: the literal prefix the provider puts on its tokens, a regex for the rest
+(alphabet and length range, or a fixed structure), and flags:
+
+* ``b``: the prefix must start a token (no word character before it). Prefixes shorter than 4 characters or made
+  of letters and digits only always need this (``sk-``, ``AKIA``); distinctive ones (``sk-ant-``, ``ghp_``,
+  ``glpat-``) are found even glued to other text (``xxxxsk-ant-api03-...``).
+* ``s``: stricter still, nor a base64 character before it (``+ / =``): short alphanumeric prefixes such as
+  ``EAA`` or ``AQVN`` would otherwise turn up inside base64 blobs (images, lockfile hashes).
+* ``m``: the token must mix letters and digits (rules out ``sk-this-is-a-long-identifier``).
+* ``x``: no right boundary (the body pattern ends the token itself).
+
+Every row gets a right boundary (no letter or digit right after the body) unless ``x``. The scan is one regex
+over the prefixes (a trie, so one character per branch point) and a few ``match`` calls at each hit, so the cost
+does not grow with the number of rows. Formats whose distinctive part sits in the middle or the end of
+the token (Terraform's ``.atlasv1.``, Azure's key signatures, Mailchimp's ``-us12``), or that have no literal at
+all but a fixed structure (Discord bot tokens, Asana PATs), are ``ANCHORED`` rows: an anchor regex starting with a
+literal, and a pattern matched backwards from it.
+
+Providers whose keys have no prefix and no structure (Cohere, Mistral, Datadog, Algolia, ...) cannot be told from
+a hash by their shape; they are caught through their context (``COHERE_API_KEY=...``) in ``keywords``.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+
+from rose.redact.core import PRIO_PROVIDER, Candidate, at_boundary, trie_pattern
+
+AN = "A-Za-z0-9"
+U = r"A-Za-z0-9_\-"  # base64url
+B = "A-Za-z0-9+/"   # base64
+H = "a-f0-9"
+UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+
+Row = tuple[str, str, str, str]
+ROWS: list[Row] = [
+    # -- AI and model providers
+    ("anthropic-api-key", "sk-ant-", rf"[{U}]{{20,}}", ""),
+    ("openrouter-api-key", "sk-or-v1-", rf"[{AN}]{{20,}}", ""),
+    ("openai-api-key", "sk-proj-", rf"[{U}]{{20,}}", ""),
+    ("openai-api-key", "sk-svcacct-", rf"[{U}]{{20,}}", ""),
+    ("openai-api-key", "sk-admin-", rf"[{U}]{{20,}}", ""),
+    ("openai-api-key", "sk-", rf"[{U}]{{20,}}", "m"),  # also DeepSeek, Stability, Helicone ...
+    ("api-key", "sk_", rf"[{U}]{{24,}}", "m"),  # ElevenLabs, Freemius, Checkout, Clerk ...
+    ("google-api-key", "AIza", rf"[{U}]{{30,}}", ""),
+    ("google-oauth-token", "ya29.", rf"[{U}]{{20,}}", ""),
+    ("google-client-secret", "GOCSPX-", rf"[{U}]{{20,}}", ""),
+    ("huggingface-token", "hf_", rf"[{AN}]{{30,}}", ""),
+    ("huggingface-token", "api_org_", rf"[{AN}]{{30,}}", ""),
+    ("groq-api-key", "gsk_", rf"[{AN}]{{32,}}", ""),
+    ("xai-api-key", "xai-", rf"[{AN}]{{32,}}", "b"),
+    ("replicate-api-token", "r8_", rf"[{AN}]{{30,}}", ""),
+    ("perplexity-api-key", "pplx-", rf"[{AN}]{{32,}}", ""),
+    ("langsmith-api-key", "lsv2_", rf"[a-z]{{2}}_[{AN}_]{{30,}}", ""),
+    ("tavily-api-key", "tvly-", rf"[{AN}-]{{30,}}", ""),
+    ("pinecone-api-key", "pcsk_", rf"[{AN}_]{{30,}}", ""),
+    ("fireworks-api-key", "fw_", rf"[{AN}]{{20,}}", "m"),
+    ("together-api-key", "tgp_v1_", rf"[{U}]{{30,}}", ""),
+    ("nvidia-api-key", "nvapi-", rf"[{U}]{{40,}}", ""),
+    ("cerebras-api-key", "csk-", rf"[{AN}]{{40,}}", "m"),
+    ("voyage-api-key", "pa-", rf"[{U}]{{40,}}", "bm"),
+    ("anyscale-api-key", "esecret_", rf"[{AN}]{{20,}}", ""),
+    # -- code hosting, CI/CD, registries
+    *[("github-token", p, rf"[{AN}]{{30,}}", "") for p in ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")],
+    ("github-token", "github_pat_", rf"[{AN}_]{{30,}}", ""),
+    *[("gitlab-token", p, rf"[{U}.]{{20,}}", "") for p in (
+        "glpat-", "gldt-", "glptt-", "glrt-", "glrtr-", "gloas-", "glcbt-", "glimt-", "glsoat-", "glffct-",
+        "glagent-", "glft-", "glwt-", "gltst-")],
+    ("gitlab-token", "GR1348941", rf"[{U}]{{20,}}", ""),
+    ("bitbucket-token", "ATBB", rf"[{AN}]{{28,}}", ""),
+    ("atlassian-token", "ATATT3", rf"[{U}=]{{50,}}", ""),
+    ("atlassian-token", "ATCTT3", rf"[{U}=]{{50,}}", ""),
+    ("sourcegraph-token", "sgp_", rf"[{AN}_]{{32,}}", ""),  # also Segment public API tokens
+    ("sourcegraph-token", "sgph_", rf"[{AN}_]{{32,}}", ""),
+    ("circleci-token", "CCIPAT_", rf"[{U}]{{30,}}", ""),
+    ("circleci-token", "CCIPRJ_", rf"[{U}]{{30,}}", ""),
+    ("buildkite-token", "bkua_", rf"[{AN}]{{30,}}", ""),
+    ("harness-token", "pat.", rf"[{U}]{{20,24}}\.[{AN}]{{24}}\.[{AN}]{{20}}", "b"),
+    ("harness-token", "sat.", rf"[{U}]{{20,24}}\.[{AN}]{{24}}\.[{AN}]{{20}}", "b"),
+    ("jfrog-token", "AKCp", rf"[{AN}]{{60,}}", "b"),
+    ("jfrog-token", "cmVmdGtu", rf"[{AN}]{{40,}}", "b"),  # base64 of "reftkn": JFrog reference tokens
+    ("octopus-api-key", "API-", r"[A-Z0-9]{25,32}", "b"),
+    ("npm-token", "npm_", rf"[{AN}]{{30,}}", ""),
+    ("pypi-token", "pypi-AgE", rf"[{U}]{{30,}}", ""),
+    ("rubygems-token", "rubygems_", rf"[{H}]{{40,}}", ""),
+    ("nuget-api-key", "oy2", r"[a-z0-9]{43}", "b"),
+    ("clojars-token", "CLOJARS_", rf"[{AN}]{{40,}}", ""),
+    ("crates-token", "cio", rf"[{AN}]{{32}}", "bm"),
+    ("docker-token", "dckr_pat_", rf"[{U}]{{20,}}", ""),
+    ("docker-token", "dckr_oat_", rf"[{U}]{{20,}}", ""),
+    ("sonarqube-token", "squ_", rf"[{H}]{{40}}", ""),
+    ("sonarqube-token", "sqp_", rf"[{H}]{{40}}", ""),
+    ("sonarqube-token", "sqa_", rf"[{H}]{{40}}", ""),
+    ("codacy-token", "cdy_", rf"[{AN}]{{30,}}", ""),
+    # -- clouds and infrastructure
+    *[("aws-access-key", p, r"[A-Z0-9]{16}", "b") for p in (
+        "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "APKA", "AROA")],
+    ("aws-access-key", "A3T", r"[A-Z0-9][A-Z0-9]{16}", "b"),
+    ("aws-bedrock-key", "ABSK", rf"[{B}]{{60,}}={{0,2}}", "s"),  # long-term: base64 of "BedrockAPIKey-..."
+    ("aws-bedrock-key", "bedrock-api-key-", rf"[{B}]{{40,}}={{0,2}}", ""),
+    ("alibaba-access-key", "LTAI", rf"[{AN}]{{12,28}}", "bm"),
+    ("tencent-secret-id", "AKID", rf"[{AN}]{{30,34}}", "bm"),
+    ("yandex-token", "AQVN", rf"[{U}]{{30,40}}", "s"),
+    ("yandex-token", "YCAJE", rf"[{U}]{{30,40}}", "s"),
+    ("yandex-token", "YCM", rf"[{U}]{{38,}}", "sm"),
+    ("yandex-token", "y0_", rf"[{U}]{{40,}}", "b"),
+    ("yandex-token", "y1_", rf"[{U}]{{40,}}", "b"),
+    ("yandex-token", "y2_", rf"[{U}]{{40,}}", "b"),
+    ("yandex-token", "y3_", rf"[{U}]{{40,}}", "b"),
+    ("yandex-token", "t1.", rf"[{U}.]{{80,}}", "b"),
+    *[("digitalocean-token", p, rf"[{H}]{{64}}", "") for p in ("dop_v1_", "doo_v1_", "dor_v1_")],
+    ("cloudflare-origin-ca-key", "v1.0-", rf"[{H}]{{24}}-[{H}]{{146}}", "b"),
+    ("heroku-api-key", "HRKU-", rf"[{U}]{{30,}}", ""),
+    ("fly-token", "fo1_", rf"[{U}]{{30,}}", ""),
+    ("fly-token", "fm1a_", rf"[{B}_=-]{{40,}}", ""),
+    ("fly-token", "fm1r_", rf"[{B}_=-]{{40,}}", ""),
+    ("fly-token", "fm2_", rf"[{B}_=-]{{40,}}", ""),
+    ("netlify-token", "nfp_", rf"[{AN}]{{30,}}", ""),
+    ("netlify-token", "nfc_", rf"[{AN}]{{30,}}", ""),
+    ("netlify-token", "nfo_", rf"[{AN}]{{30,}}", ""),
+    ("render-api-key", "rnd_", rf"[{AN}]{{30,}}", "m"),
+    ("scalingo-token", "tk-us-", rf"[{U}]{{40,}}", ""),
+    *[("vault-token", p, rf"[{U}]{{24,}}", "") for p in ("hvs.", "hvb.", "hvr.")],
+    ("vault-token", "s.", rf"[{AN}]{{24}}", "bm"),  # legacy service tokens
+    ("vault-token", "b.", rf"[{AN}]{{24}}", "bm"),
+    *[("doppler-token", p, rf"[{AN}.]{{40,}}", "") for p in (
+        "dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit.")],
+    ("pulumi-token", "pul-", rf"[{H}]{{40}}", "b"),
+    ("databricks-token", "dapi", rf"[{H}]{{32}}(?:-[0-9]+)?", "bm"),
+    ("databricks-token", "dose", rf"[{H}]{{32}}(?:-[0-9]+)?", "bm"),
+    ("tailscale-key", "tskey-", rf"[a-z]+-[{AN}]{{6,}}-[{AN}]{{16,}}", ""),
+    ("defined-networking-key", "dnkey-", r"[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}", ""),
+    ("openshift-token", "sha256~", rf"[{U}]{{40,}}", ""),
+    ("prefect-api-key", "pnu_", rf"[{AN}]{{30,}}", ""),
+    ("infracost-api-key", "ico-", rf"[{AN}]{{30,}}", "b"),
+    ("age-secret-key", "AGE-SECRET-KEY-1", r"[0-9A-Z]{50,}", ""),
+    ("onepassword-token", "ops_eyJ", rf"[{B}_=-]{{100,}}", ""),
+    ("onepassword-secret-key", "A3-", r"[A-Z0-9]{6}-(?:[A-Z0-9]{6}-[A-Z0-9]{5}|[A-Z0-9]{11})(?:-[A-Z0-9]{5}){3}",
+     "b"),
+    ("terraform-token", "atlasv1.", rf"[{U}=]{{60,}}", "x"),  # full token is matched by the anchored row too
+    ("planetscale-token", "pscale_tkn_", rf"[{U}.]{{32,}}", ""),
+    ("planetscale-token", "pscale_pw_", rf"[{U}.]{{32,}}", ""),
+    ("planetscale-token", "pscale_oauth_", rf"[{U}.]{{32,}}", ""),
+    ("neon-api-key", "napi_", rf"[{AN}]{{40,}}", ""),
+    ("supabase-token", "sbp_", rf"[{H}]{{40,}}", ""),
+    ("supabase-token", "sbp_oauth_", rf"[{H}]{{40,}}", ""),
+    ("supabase-token", "sb_secret_", rf"[{U}]{{20,}}", ""),
+    ("xata-api-key", "xau_", rf"[{AN}]{{30,}}", ""),
+    # -- payments and commerce
+    *[("stripe-key", f"{a}_{b}_", rf"[{AN}]{{10,}}", "") for a in ("sk", "rk", "pk") for b in (
+        "live", "test", "prod", "org", "sbox")],
+    ("stripe-key", "whsec_", rf"[{B}=]{{20,}}", ""),
+    ("square-token", "sq0atp-", rf"[{U}]{{22,}}", ""),
+    ("square-token", "sq0csp-", rf"[{U}]{{40,}}", ""),
+    ("square-token", "EAAA", rf"[{U}]{{60,}}", "sm"),
+    ("facebook-token", "EAA", rf"[{AN}]{{60,}}", "sm"),
+    ("instagram-token", "IGQV", rf"[{U}]{{100,}}", "s"),
+    ("paypal-token", "access_token$production$", rf"[{AN}]{{16}}\$[{H}]{{32}}", ""),
+    ("paypal-token", "access_token$sandbox$", rf"[{AN}]{{16}}\$[{H}]{{32}}", ""),
+    ("razorpay-key", "rzp_live_", rf"[{AN}]{{14,}}", ""),
+    ("razorpay-key", "rzp_test_", rf"[{AN}]{{14,}}", ""),
+    ("flutterwave-key", "FLWSECK_TEST-", rf"[{H}]{{32}}-X", "x"),
+    ("flutterwave-key", "FLWSECK-", rf"[{H}]{{32}}-X", "x"),
+    ("flutterwave-key", "FLWPUBK_TEST-", rf"[{H}]{{32}}-X", "x"),
+    ("flutterwave-key", "FLWPUBK-", rf"[{H}]{{32}}-X", "x"),
+    ("flutterwave-key", "FLWSECK_TEST", rf"[{H}]{{12}}", ""),
+    *[("shopify-token", p, r"[a-fA-F0-9]{32}", "") for p in ("shpat_", "shpca_", "shppa_", "shpss_")],
+    ("easypost-api-key", "EZAK", rf"[{AN}]{{40,64}}", "bm"),
+    ("easypost-api-key", "EZTK", rf"[{AN}]{{40,64}}", "bm"),
+    ("shippo-token", "shippo_live_", rf"[{H}]{{40}}", ""),
+    ("shippo-token", "shippo_test_", rf"[{H}]{{40}}", ""),
+    ("duffel-token", "duffel_live_", rf"[{U}]{{40,}}", ""),
+    ("duffel-token", "duffel_test_", rf"[{U}]{{40,}}", ""),
+    ("payment-api-key", "live_", rf"[{U}]{{30,40}}", "bm"),  # Mollie, GoCardless, Lob
+    ("payment-api-key", "test_", rf"[{AN}]{{30,40}}", "bm"),
+    ("payment-api-key", "live_pub_", rf"[{H}]{{31}}", "b"),
+    ("payment-api-key", "test_pub_", rf"[{H}]{{31}}", "b"),
+    ("plaid-token", "access-production-", UUID, ""),
+    ("plaid-token", "access-development-", UUID, ""),
+    ("plaid-token", "access-sandbox-", UUID, ""),
+    # -- messaging, email, collaboration
+    ("slack-token", "xox", rf"[a-z](?:\.xox[a-z])?-[{AN}-]{{10,}}", ""),
+    ("slack-token", "xoxe.xox", rf"[a-z]-[{AN}-]{{10,}}", ""),
+    ("slack-token", "xapp-", rf"[0-9]-[{AN}-]{{10,}}", ""),
+    ("sendgrid-api-key", "SG.", rf"[{U}]{{16,32}}\.[{U}]{{16,64}}", ""),
+    ("twilio-api-key", "SK", r"[0-9a-fA-F]{32}", "bm"),
+    ("twilio-account-sid", "AC", r"[0-9a-f]{32}", "bm"),
+    ("mailgun-api-key", "key-", rf"[{AN}]{{32}}", "bm"),
+    ("brevo-api-key", "xkeysib-", rf"[{H}]{{64}}-[{AN}]{{16}}", ""),
+    ("brevo-api-key", "xsmtpsib-", rf"[{H}]{{64}}-[{AN}]{{16}}", ""),
+    ("mandrill-api-key", "md-", rf"[{U}]{{22}}", "bm"),
+    ("intercom-token", "dG9rOj", rf"[{B}]{{40,}}={{0,2}}", "b"),  # base64 of "tok:"
+    ("hubspot-token", "pat-na1-", UUID, ""),
+    ("hubspot-token", "pat-eu1-", UUID, ""),
+    ("hubspot-token", "pat-ap1-", UUID, ""),
+    ("airtable-token", "pat", rf"[{AN}]{{14}}\.[{H}]{{64}}", "b"),
+    ("notion-token", "ntn_", rf"[{AN}]{{30,}}", ""),
+    ("notion-token", "secret_", rf"[{AN}]{{40,}}", "bm"),
+    ("linear-api-key", "lin_api_", rf"[{AN}]{{30,}}", ""),
+    ("linear-api-key", "lin_oauth_", rf"[{AN}]{{30,}}", ""),
+    ("clickup-token", "pk_", r"[0-9]{5,12}_[A-Z0-9]{32}", "b"),
+    ("trello-token", "ATTA", rf"[{AN}]{{60,}}", "b"),
+    ("figma-token", "figd_", rf"[{U}]{{30,}}", ""),
+    ("figma-token", "figu_", rf"[{U}]{{30,}}", ""),
+    ("figma-token", "figo_", rf"[{U}]{{30,}}", ""),
+    ("typeform-token", "tfp_", rf"[{U}.=]{{40,}}", ""),
+    ("contentful-token", "CFPAT-", rf"[{U}]{{40,}}", ""),
+    ("postman-api-key", "PMAK-", r"[a-fA-F0-9]{24}-[a-fA-F0-9]{34}", ""),
+    ("pinterest-token", "pina_", rf"[{AN}]{{60,}}", ""),
+    ("twitter-bearer-token", "AAAAAAAAAAAAAAAAAAAAA", rf"[{AN}%]{{30,}}", ""),
+    ("dropbox-token", "sl.", rf"[{U}]{{120,}}", "b"),
+    ("dropbox-token", "sl.u.", rf"[{U}]{{120,}}", "b"),
+    ("salesforce-token", "00D", rf"[{AN}]{{12,15}}![{AN}._]{{60,}}", "b"),
+    ("mapbox-token", "sk.eyJ", rf"[{U}.]{{50,}}", ""),
+    ("frameio-token", "fio-u-", rf"[{U}]{{40,}}", ""),
+    ("intra42-secret", "s-s4t2ud-", rf"[{H}]{{64}}", ""),
+    ("intra42-secret", "s-s4t2af-", rf"[{H}]{{64}}", ""),
+    ("adafruit-key", "aio_", rf"[{AN}]{{28}}", ""),
+    ("readme-api-key", "rdme_", rf"[{AN}]{{60,}}", ""),
+    ("settlemint-token", "sm_pat_", rf"[{AN}]{{16,}}", ""),
+    ("settlemint-token", "sm_aat_", rf"[{AN}]{{16,}}", ""),
+    ("settlemint-token", "sm_sat_", rf"[{AN}]{{16,}}", ""),
+    # -- observability and product tools
+    ("sentry-token", "sntrys_", rf"[{B}=_]{{40,}}", ""),
+    ("sentry-token", "sntryu_", rf"[{H}]{{40,}}", ""),
+    ("grafana-token", "glc_", rf"[{B}=]{{32,}}", ""),
+    ("grafana-token", "glsa_", rf"[{AN}]{{32}}_[A-Fa-f0-9]{{8}}", ""),
+    ("grafana-token", "eyJrIjoi", rf"[{B}_=-]{{40,}}", "b"),  # base64 of {"k":" (legacy API keys)
+    *[("newrelic-api-key", f"NR{p}-", rf"[{U}]{{19,40}}", "b") for p in ("AK", "AA", "II", "IQ", "JS", "RA", "SP")],
+    ("dynatrace-token", "dt0c01.", r"[A-Z0-9]{24}\.[A-Z0-9]{64}", ""),
+    ("dynatrace-token", "dt0s01.", r"[A-Z0-9]{24}\.[A-Z0-9]{64}", ""),
+    ("honeycomb-key", "hcaik_", rf"[{AN}]{{40,}}", ""),
+    ("honeycomb-key", "hcxik_", rf"[{AN}]{{40,}}", ""),
+    ("honeycomb-key", "hcamk_", rf"[{AN}]{{40,}}", ""),
+    ("honeycomb-key", "hcxlk_", rf"[{AN}]{{40,}}", ""),
+    *[("launchdarkly-key", p, UUID, "b") for p in ("sdk-", "mob-", "api-")],
+    ("firebase-server-key", "AAAA", rf"[{U}]{{7}}:[{U}]{{100,}}", "b"),
+    ("authress-key", "sc_", r"[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-][a-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}", "b"),
+    ("authress-key", "ext_", r"[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-][a-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}", "b"),
+    ("authress-key", "authress_", r"[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-][a-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}",
+     "b"),
+    ("adobe-client-secret", "p8e-", rf"[{AN}]{{32}}", "bm"),
+    ("mailgun-api-key", "pubkey-", rf"[{H}]{{32}}", ""),
+    ("stytch-secret", "secret-live-", rf"[{U}=]{{20,}}", ""),
+    ("stytch-secret", "secret-test-", rf"[{U}=]{{20,}}", ""),
+]
+
+# Tokens whose distinctive part is in the middle or at the end: (kind, anchor regex starting with a literal, the
+# part before the anchor matched backwards from it to a token boundary, boundary needed?).
+ANCHORED: list[tuple[str, str, str, bool]] = [
+    ("terraform-token", r"\.atlasv1\.[A-Za-z0-9_=-]{60,}", r"[A-Za-z0-9]{14}$", True),
+    ("azure-client-secret", r"Q~[A-Za-z0-9_~.-]{31,34}", r"[A-Za-z0-9_~.]{3}[0-9]$", True),
+    # Telegram tokens are often glued to a path (https://api.telegram.org/bot<id>:AA...): no boundary needed
+    ("telegram-bot-token", r":AA[A-Za-z0-9_-]{30,}", r"(?<![0-9])[0-9]{8,10}$", False),
+    ("mailchimp-api-key", r"-us[0-9]{1,2}(?![0-9])", r"[0-9a-f]{32}$", True),
+    ("google-oauth-token", r"//0[0-9A-Za-z_-]{30,}", r"1$", True),
+    ("openai-api-key", r"T3BlbkFJ[A-Za-z0-9_-]{20,}", r"sk-[A-Za-z0-9_-]*$", True),
+    ("maxmind-license-key", r"_mmk(?![A-Za-z0-9])", r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}$", True),
+    # Dropbox long-lived tokens: 11 characters, ten A's, 43 base64url characters
+    ("dropbox-token", r"AAAAAAAAAA[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])", r"[A-Za-z0-9]{11}$", True),
+    # Azure identifiable keys: a service signature inside an 86-character base64 key ending "=="; Functions
+    # keys carry "AzFu" after 44 characters.
+    *[("azure-key", re.escape(sig) + r"[A-Za-z0-9+/]{5,12}==", r"[A-Za-z0-9+/]{70,80}$", True) for sig in (
+        "+ASt", "+ABa", "+AMC", "+ASb", "+AEh", "+ARm", "AzCa", "AzSe", "ACDb", "AIoT", "APIM", "+ACR", "AZEG")],
+    ("azure-function-key", r"AzFu[A-Za-z0-9_-]{4,8}==", r"[A-Za-z0-9_-]{44}$", True),
+    ("new-relic-license-key", r"NRAL(?![A-Za-z0-9])", r"[a-fA-F0-9]{36}$", True),
+    ("twitter-access-token", r"-[A-Za-z0-9]{40}(?![A-Za-z0-9])", r"(?<![0-9])[0-9]{15,25}$", True),
+]
+
+# Fixed structures with no literal prefix, anchored on their punctuation (the regex engine jumps between literals):
+# Discord bot tokens (base64 of the bot's snowflake id, a 6-character timestamp, an HMAC), Asana personal access
+# tokens (1/<16 digits>:<32 hex>, 2/<16 digits>/<16 digits>:<32 hex>), Mailgun private keys (32, 8, 8 hex).
+ANCHORED += [
+    ("discord-bot-token", r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])",
+     r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,27}$", False),
+    ("asana-token", r":[0-9a-f]{32}(?![A-Za-z0-9])", r"(?<![0-9/])[0-9]/[0-9]{10,20}(?:/[0-9]{10,20})?$", False),
+    ("mailgun-api-key", r"-[0-9a-f]{8}-[0-9a-f]{8}(?![A-Za-z0-9-])", r"(?<![A-Za-z0-9-])[0-9a-f]{32}$", False),
+]
+
+
+# Distinctive prefixes that still must start a token: otherwise they also occur inside ordinary words.
+_BOUNDARY_ALWAYS = frozenset({"key-", "secret_", "xai-", "pul-", "pat.", "sat.", "live_", "test_", "API-"})
+
+
+@functools.lru_cache(maxsize=1)
+def _compiled() -> tuple[re.Pattern[str], dict[str, list[tuple]], list[tuple]]:
+    specs = []
+    for kind, prefix, body, flags in ROWS:
+        tail = "" if "x" in flags else "(?![A-Za-z0-9])"
+        boundary = "s" if "s" in flags else ("b" if ("b" in flags or len(prefix) < 4 or prefix.isalnum()
+                                                     or prefix in _BOUNDARY_ALWAYS) else "")
+        check: Callable[[str], bool] | None = _mixed if "m" in flags else None
+        specs.append((prefix, kind, re.compile(re.escape(prefix) + body + tail), check, boundary))
+    prefixes = {s[0] for s in specs}
+    anchors = {p for p in prefixes if not any(o != p and p.startswith(o) for o in prefixes)}
+    table = {a: sorted((s for s in specs if s[0].startswith(a)), key=lambda s: -len(s[0])) for a in anchors}
+    anchored = [(kind, re.compile(a), re.compile(back), need) for kind, a, back, need in ANCHORED]
+    return re.compile(trie_pattern(anchors)), table, anchored
+
+
+def kinds() -> set[str]:
+    return {r[0] for r in ROWS} | {a[0] for a in ANCHORED}
+
+
+_DIGITS = frozenset("0123456789")
+_BASE64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
+
+
+def _mixed(token: str) -> bool:
+    return any(c in _DIGITS for c in token) and any(c.isalpha() for c in token)
+
+
+def find(text: str, out: list[Candidate]) -> None:
+    anchor_re, table, anchored = _compiled()
+    last_end = -1
+    failed_until: dict[int, int] = {}  # spec id -> end of a run it already failed to validate on
+    for hit in anchor_re.finditer(text):
+        pos = hit.start()
+        if pos < last_end:
+            continue
+        loose = at_boundary(text, pos)
+        strict = pos == 0 or text[pos - 1] not in _BASE64_CHARS or (loose and text[pos - 1] == "=")
+        for spec in table[hit.group()]:
+            prefix, kind, pattern, check, boundary = spec
+            if (boundary == "b" and not loose) or (boundary == "s" and not strict):
+                continue
+            if not text.startswith(prefix, pos) or pos < failed_until.get(id(spec), -1):
+                continue
+            tm = pattern.match(text, pos)
+            if tm is None:
+                continue
+            if check is not None and not check(tm.group()):
+                failed_until[id(spec)] = tm.end()  # any later hit inside this run is a substring: fails too
+                continue
+            out.append((pos, tm.end(), PRIO_PROVIDER, kind))
+            last_end = tm.end()
+            break
+    for kind, pattern, back, need in anchored:
+        for am in pattern.finditer(text):
+            bm = back.search(text, max(0, am.start() - 96), am.start())
+            if bm is not None and (not need or at_boundary(text, bm.start())):
+                out.append((bm.start(), am.end(), PRIO_PROVIDER, kind))
