@@ -13,7 +13,7 @@ from collections import namedtuple
 
 import pytest
 
-from rose.store.redact import Finding, find_secrets, redact, redact_data
+from rose.redact import Finding, find_secrets, redact, redact_data
 
 _RNG = random.Random(20240501)
 ALNUM = string.ascii_letters + string.digits
@@ -406,7 +406,7 @@ def test_idempotent(text):
 
 
 def test_placeholders_never_match():
-    from rose.store.redact import KINDS
+    from rose.redact import KINDS
     text = " ".join(f"[REDACTED:{k}]" for k in KINDS)
     text += "\npassword = [REDACTED:assignment]\n\"token\": \"[REDACTED:jwt]\"\npostgres://u:[REDACTED:password]@h/db"
     text += "\nAuthorization: Bearer [REDACTED:authorization]\nCookie: a=[REDACTED:cookie]; b=[REDACTED:cookie]"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from rose.store.index import fts_query
-from rose.store.redact import redact
+from rose.redact import redact
 
 DATA = Path(__file__).resolve().parent.parent / "bench" / "recall_quality"
 

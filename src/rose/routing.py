@@ -73,7 +73,7 @@ def within_cap(rules: list[Rule], max_tokens: int) -> list[Rule]:
 def save_rule(routing_dir: Path, when: str, then: str) -> Rule:
     from rose.store.atomic import write_text_atomic
     from rose.store.frontmatter import dump_yaml
-    from rose.store.redact import redact
+    from rose.redact import redact
 
     rule = Rule(id=new_rule_id(), when=redact(when.strip()), then=redact(then.strip()), created=now_iso())
     write_text_atomic(routing_dir / f"{rule.id}.yaml", dump_yaml(rule.to_dict()))

@@ -88,7 +88,7 @@ class JudgeCache:
 
     def put(self, key: str, answer: Any) -> None:
         from rose.store.atomic import file_lock, write_bytes_atomic
-        from rose.store.redact import redact_data
+        from rose.redact import redact_data
 
         with file_lock(self.lock_path):
             head_seq, lines = self._lines()

@@ -65,7 +65,7 @@ def mint(layers: Layers, conversation: Any, judge: Judge, settings: Settings, *,
     by_handle = {handle(session_id, m.n): m for m in conversation.messages}
     stats = counts(conversation)
     want_experience = _experience_worth_asking(outcome, stats)
-    from rose.store.redact import redact
+    from rose.redact import redact
 
     request = calls.ExtractRequest(  # a model never sees a secret either: the texts are redacted before they go
         messages=[calls.Message(handle(session_id, m.n), m.role.value, redact(m.text[:MESSAGE_TEXT_CAP]))

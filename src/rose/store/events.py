@@ -47,7 +47,7 @@ def append(path: Path, kind: EventKind, *, structural: bool = False, lock_timeou
     """Append one event. `structural` events (ids, counts, enum values only) skip the redactor's import cost on
     the per-prompt path; anything carrying free text is redacted."""
     if not structural:
-        from rose.store.redact import redact_data
+        from rose.redact import redact_data
 
         data = redact_data(data)
     line = json.dumps(Event(kind, data).to_dict(), ensure_ascii=False, default=str) + "\n"

@@ -58,7 +58,7 @@ def family_slug(name: str) -> str:
 def redact_node(node: Node) -> Node:
     """Redact every field of a node that can carry text, in place: what a folder is named after (family) and what
     index.md lists (tags) included. Returns the node."""
-    from rose.store.redact import redact, redact_data
+    from rose.redact import redact, redact_data
 
     node.family = redact(node.family)
     node.title = redact(node.title)
@@ -297,7 +297,7 @@ class Store:
                 return episode_id
 
     def save_episode(self, episode: Episode) -> None:
-        from rose.store.redact import redact_data
+        from rose.redact import redact_data
 
         if not valid_episode_id(episode.id):
             raise ValueError(f"refusing to write an episode whose id breaks the id grammar: {episode.id[:80]!r}")
@@ -341,7 +341,7 @@ class Store:
     def write_json(self, path: Path, data: Any, *, structural: bool = False) -> None:
         """Write machine-local JSON. `structural` data (ids, counters) carries no user text and skips redaction."""
         if not structural:
-            from rose.store.redact import redact_data
+            from rose.redact import redact_data
 
             data = redact_data(data)
         write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=1)

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from enum import IntEnum
 
-from rose.store.redact import redact
+from rose.redact import redact
 from rose.tokens import CHARS_PER_TOKEN, estimate
 from rose.transcripts.model import Conversation, Kind, Message, ToolOutcome
 from rose.transcripts.queries import counts

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from rose.store.redact import redact
+from rose.redact import redact
 from rose.tokens import estimate
 from rose.transcripts.markup import own_words
 from rose.transcripts.model import USER_WORDS, Conversation, Counts, Kind, Role
