@@ -55,13 +55,26 @@ def test_global_scope_lands_in_the_global_store(store_dir: Path, isolated_home: 
     assert [s["scope"] for s in status["stores"]] == ["project", "global"]
 
 
-@pytest.mark.parametrize("argv", [["status"], ["tree"], ["show", "n_abcdef"], ["add", "x"], ["index"],
-                                  ["search", "x"], ["events"]])
+@pytest.mark.parametrize("argv", [["status"], ["tree"], ["show", "n_abcdef"], ["index"], ["search", "x"],
+                                  ["events"]])
 def test_no_store_is_a_one_line_hint(project: Path, argv: list[str]) -> None:
     out = run_rose(*argv, cwd=project)
     assert out.returncode == 1
-    assert out.stderr.count("\n") == 1 and "rose init" in out.stderr
+    assert out.stderr.count("\n") == 1 and "rose init" in out.stderr and "--scope global" not in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_repository_without_a_store_learns_into_the_users_own_store_for_it(project: Path) -> None:
+    (project / ".git").mkdir()
+    (project / "src").mkdir()
+    out = run_rose("add", "Run the linter before committing.", "--title", "Lint first", cwd=project / "src")
+    assert out.returncode == 0 and "/.rose/projects/project-" in out.stdout
+    assert not (project / ".rose").exists()                     # nothing written into the repository
+    assert "Lint first" in run_rose("search", "linter", cwd=project).stdout   # found from the repository's root too
+    moved = run_rose("init", cwd=project / "src")
+    assert "moved in 1 file(s)" in moved.stdout and (project / ".rose" / "nodes").is_dir()
+    assert list((project / ".rose" / "nodes").rglob("*.md")) and "Lint first" in run_rose(
+        "search", "linter", cwd=project).stdout
 
 
 def test_user_errors_are_messages_not_tracebacks(store_dir: Path) -> None:

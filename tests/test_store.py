@@ -231,10 +231,18 @@ def test_edits_to_a_global_lesson_write_back_to_the_global_file(layers: Layers) 
     assert not list(layers.project.nodes_dir.rglob("*.md"))
 
 
-def test_no_store_is_a_clear_error(tmp_path: Path) -> None:
-    layers = Layers.discover(tmp_path)
+def test_no_store_is_a_clear_error_for_reads_and_a_personal_store_for_writes(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    layers = Layers.discover(repo)
     with pytest.raises(StoreNotFound, match="rose init"):
-        layers.writable(Scope.PROJECT)
+        layers.require_any()
+    store = layers.writable(Scope.PROJECT)   # a repository without .rose/: the user's own store for it
+    assert layers.personal and store.root.parent.name == "projects" and not (repo / ".rose").exists()
+    assert Layers.discover(repo).project.root == store.root       # found again, from the repository's root
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    assert Layers.discover(other).project is None                  # each repository its own
 
 
 def test_gitignore_keeps_machine_local_files_out(layers: Layers) -> None:

@@ -29,11 +29,15 @@ def _layers(args: argparse.Namespace):
 # -- commands -------------------------------------------------------------------------------------------------
 def cmd_init(args: argparse.Namespace) -> int:
     layers = _layers(args)
-    store = layers.init_project()
+    store, moved = layers.init_project()
     if args.json:
-        _print_json({"root": str(store.root)})
+        _print_json({"root": str(store.root), "moved": moved})
     else:
         print(f"rose store ready at {store.root}")
+        if moved:
+            print(f"  moved in {moved} file(s) rose had learned for this repository in your own store")
+        print("  next: commit .rose/ (its .gitignore keeps machine-local files out); `rose install --scope user` "
+              "wires the hooks if you have not yet; `rose doctor` checks everything")
     return 0
 
 
@@ -50,12 +54,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if args.text == "-" else args.text
     tags = [t for chunk in (args.tags or []) for t in chunk.split(",")]
     layers = _layers(args)
-    if args.scope != "global" and layers.project is None:
-        from rose.errors import StoreNotFound
-
-        raise StoreNotFound(layers.cwd)  # never file a lesson somewhere the user did not ask for
-    if args.scope == "global":
-        layers.writable(Scope.GLOBAL)  # created on first use
+    layers.writable(Scope.GLOBAL if args.scope == "global" else Scope.PROJECT)  # created on first use
     settings = layers.settings()
     result = teach(layers, text, title=args.title or "", family=args.family or "", tags=tags,
                    scope=Scope(args.scope) if args.scope else None, settings=settings,

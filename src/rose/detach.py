@@ -10,17 +10,29 @@ import sys
 from pathlib import Path
 
 
-def spawn_detached(argv: list[str], log: Path, cwd: Path | None = None) -> int | None:
-    """Start argv detached; returns its pid, or None if it could not be started (the caller's work stays queued)."""
+INHERIT_AT = 3   # where a kept descriptor appears in the child
+
+
+def spawn_detached(argv: list[str], log: Path, cwd: Path | None = None, *, keep_fd: int | None = None,
+                   extra_env: dict[str, str] | None = None) -> int | None:
+    """Start argv detached; returns its pid, or None if it could not be started (the caller's work stays queued).
+
+    `keep_fd` is handed to the child as fd 3 (the learner's lock travels this way, so it is held from the moment
+    the hook takes it until the learner exits)."""
     from rose import environment
 
-    env = environment.child({"ROSE_CHILD": "1"})
+    env = environment.child({"ROSE_CHILD": "1", **(extra_env or {})})
     log.parent.mkdir(parents=True, exist_ok=True)
     if hasattr(os, "posix_spawn"):
         # the log may sit in a shared runtime folder: never follow a symlink planted where it should be
         actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                    (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600),
                    (os.POSIX_SPAWN_DUP2, 1, 2)]
+        spare = None
+        if keep_fd is not None:
+            if keep_fd == INHERIT_AT:  # dup2(3, 3) is a no-op that would leave close-on-exec set
+                spare = keep_fd = os.dup(keep_fd)
+            actions.append((os.POSIX_SPAWN_DUP2, keep_fd, INHERIT_AT))  # dup2 clears close-on-exec on the copy
         prior = os.getcwd()
         try:
             if cwd is not None:
@@ -31,8 +43,12 @@ def spawn_detached(argv: list[str], log: Path, cwd: Path | None = None) -> int |
         finally:
             if cwd is not None:
                 os.chdir(prior)
+            if spare is not None:
+                os.close(spare)
     import subprocess  # pragma: no cover - platforms without posix_spawn
 
+    if keep_fd is not None:  # pragma: no cover
+        return None   # no way to hand the lock over: the work stays queued for `rose learn`
     try:
         with open(os.devnull, "rb") as devnull, open(log, "ab") as out:
             proc = subprocess.Popen(argv, stdin=devnull, stdout=out, stderr=out, start_new_session=True, env=env,

@@ -20,8 +20,8 @@ class RoseError(Exception):
 class StoreNotFound(RoseError):
     def __init__(self, start: Path):
         super().__init__(
-            f"no rose store found at or above {start}: run `rose init` here to create one"
-            " (or pass --scope global to use the global store)"
+            f"no rose store for {start} yet: rose starts one by itself when its hooks run here (`rose install "
+            "--scope user`), or `rose init` makes a committable .rose/ now"
         )
         self.start = start
 

@@ -15,7 +15,7 @@ from rose.demo import run_demo
 
 def test_the_demo_tells_the_whole_story_and_cleans_up(isolated_home: Path) -> None:
     home_before = os.environ["ROSE_HOME"]
-    spawn, hexes = jobs.spawn_learner, model._random_hex
+    spawn, hexes = jobs.request_learning, model._random_hex
     out = io.StringIO()
     started = time.monotonic()
     assert run_demo(True, out) == 0
@@ -34,7 +34,7 @@ def test_the_demo_tells_the_whole_story_and_cleans_up(isolated_home: Path) -> No
     assert took < 30
     assert os.environ["ROSE_HOME"] == home_before                   # the user's stores were never pointed at
     assert not (isolated_home / ".rose").exists()
-    assert jobs.spawn_learner is spawn and model._random_hex is hexes
+    assert jobs.request_learning is spawn and model._random_hex is hexes
 
 
 def test_the_demo_removes_its_folder_by_default(tmp_path: Path, monkeypatch) -> None:

@@ -40,7 +40,7 @@ def test_a_hanging_learner_is_ended_by_its_deadline_with_its_children(layers: La
         time.sleep(0.2)
     assert not alive(standin_pid), "the model CLI outlived the learner"
     assert len(queued(layers.project)) == 1          # the work is kept for the next run
-    assert "deadline of 3s reached" in (layers.project.logs_dir / "learner.log").read_text()
+    assert "deadline was reached" in (layers.project.logs_dir / "learner.log").read_text()
 
 
 def test_session_end_hook_hands_off_to_a_detached_learner(layers: Layers, tmp_path: Path) -> None:

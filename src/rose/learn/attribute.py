@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rose.errors import CorruptFile, NodeNotFound
 from rose.model import Episode, EpisodeOutcome, Node, now_iso
 from rose.recall.pack import session_path, update_session
 from rose.store import Layers, Store
@@ -50,8 +51,8 @@ def attribute(layers: Layers, owner: Store, session_id: str, prompt: str, digest
     for node_id in served:
         try:
             _store, node = layers.locate(node_id)
-        except Exception:  # noqa: BLE001 - a lesson deleted since it was served is simply not judged
-            continue
+        except NodeNotFound:
+            continue  # a lesson deleted since it was served is simply not judged
         lessons.append(calls.Lesson(node.id, node.title, node.body))
     answer = judge.ask(calls.ASSESS, calls.AssessRequest(prompt=prompt, digest=digest, served=lessons),
                        stage=Stage.ATTRIBUTION)
@@ -66,19 +67,28 @@ def attribute(layers: Layers, owner: Store, session_id: str, prompt: str, digest
                        "assess")
 
 
-def record_episode(layers: Layers, owner: Store, session_id: str, prompt: str, result: Attribution) -> Episode:
-    """Write the episode and credit each used lesson; unused lessons are left exactly as they were."""
-    episode = Episode(id=owner.new_episode_id(), session=session_id, prompt=prompt, outcome=result.outcome,
-                      served=result.used + result.unused, used=result.used, accepted_summary=result.summary)
+def record_episode(layers: Layers, owner: Store, session_id: str, prompt: str, result: Attribution, *,
+                   episode_id: str | None = None) -> Episode:
+    """Write the episode and credit each used lesson; unused lessons are left exactly as they were.
+
+    Idempotent for a given `episode_id`: a lesson is credited only if the episode is not yet in its
+    `covers_tasks`, and the credit and that record are one atomic write, so a job killed half-way and run again
+    credits each lesson once."""
+    episode = Episode(id=episode_id or owner.new_episode_id(), session=session_id, prompt=prompt,
+                      outcome=result.outcome, served=result.used + result.unused, used=result.used,
+                      accepted_summary=result.summary)
     owner.save_episode(episode)
     now = now_iso()
     for node_id in result.used:
         try:
             store, _node = layers.locate(node_id)
-        except Exception:  # noqa: BLE001
-            continue
+        except (NodeNotFound, CorruptFile) as exc:
+            owner.event(EventKind.SKIP, what="credit", id=node_id, session=session_id, reason=str(exc))
+            continue  # deleted or broken since it was served: nothing to credit, and the skip is on record
 
         def credit(n: Node) -> None:
+            if episode.id in n.covers_tasks:
+                return  # credited by an earlier run of this same job
             n.stats.attempts += 1
             if result.outcome is EpisodeOutcome.SUCCESS:
                 n.stats.successes += 1

@@ -54,7 +54,8 @@ class NewLesson:
     outcome: Outcome = Outcome.UNKNOWN
     from_user: bool = True            # rests on the user's own words (a rule, a correction, `rose add`)
     scope: Scope | None = None        # an explicit choice (the user's --scope) skips the scope judgement
-    scope_hint: Scope | None = None   # what extraction proposed; the scope judgement still decides
+    quote: str = ""                   # the user's verbatim words it rests on (checked in code), for the scope call
+    seed: str = ""                    # what it was learned from: a second run of the same job finds it stored
 
 
 @dataclass
@@ -79,7 +80,9 @@ class Result:
 
 
 def project_description(layers: Layers) -> str:
-    root = layers.project.root.parent if layers.project else layers.cwd
+    """The repository's name and the head of its README: repository content, shown to a judge only as untrusted
+    data (it can describe the project, never decide where a lesson goes)."""
+    root = layers.project_root()
     readme = next((root / n for n in ("README.md", "README.rst", "README") if (root / n).exists()), None)
     head = ""
     if readme is not None:
@@ -95,6 +98,9 @@ def consolidate(layers: Layers, new: NewLesson, judge: Judge | None, settings: S
 
     new.title = new.title.strip() or derive_title(new.body)
     new.gist = new.gist.strip() or derive_gist(new.body)
+    known = _already_known(layers, new)
+    if known is not None:
+        return known
     if judge is None or not judge.available:
         return _store_unreconciled(layers, new, "no model backend answered")
     try:
@@ -122,10 +128,9 @@ def decide_scope(layers: Layers, new: NewLesson, judge: Judge) -> tuple[Scope, s
         return new.scope, "chosen by the user"
     if not new.from_user:
         return Scope.PROJECT, "learned from repository content alone: project-scoped"
-    if layers.project is None:
-        return Scope.GLOBAL, "no project store here"
     answer = judge.ask(calls.SCOPE, calls.ScopeRequest(lesson=calls.Lesson("", new.title, new.body),
-                                                        project=project_description(layers)),
+                                                        project=project_description(layers),
+                                                        user_words=new.quote or new.body),
                        stage=Stage.CONSOLIDATION)
     return Scope(answer.scope.value), f"scope judgement: {answer.reason}"
 
@@ -258,11 +263,53 @@ def _new_family(layers: Layers, new: NewLesson) -> str:
     return family_slug("-".join(words) or "general")
 
 
+def seeded_id(seed: str) -> str:
+    """The id a lesson learned from `seed` gets, so the same evidence learned twice lands on one file."""
+    import hashlib
+
+    from rose.model import ID_HEX_CHARS
+
+    return "n_" + hashlib.sha256(seed.encode("utf-8", "surrogateescape")).hexdigest()[:ID_HEX_CHARS + 4]
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _already_known(layers: Layers, new: NewLesson) -> Result | None:
+    """Found in code, before any model call: the same evidence learned by an earlier run of this job (its seeded
+    id exists), or the same text taught again (an exact match after case and whitespace are folded)."""
+    if new.seed:
+        node_id = seeded_id(new.seed)
+        for store in layers.stores():
+            if store.has(node_id):
+                return Result(Action.DUPLICATE, store.get(node_id), store, node_id, "already learned from this evidence")
+    body = _normal(new.body)
+    if not body:
+        return None
+    for store in layers.stores():
+        for node_id, _score in store.index.search(new.body[:2000], limit=5):
+            rows = store.index.rows_by_id([node_id])
+            row = rows.get(node_id)
+            if row is None or row.status == "archived":
+                continue
+            existing = store.get(node_id)
+            if _normal(existing.body) == body:
+                def hit(n: Node) -> None:
+                    n.evidence = list(dict.fromkeys(n.evidence + new.evidence))
+                    n.extra["duplicate_hits"] = int(n.extra.get("duplicate_hits", 0)) + 1
+                store.update(node_id, hit)
+                return Result(Action.DUPLICATE, store.get(node_id), store, node_id, "the same text is stored already")
+    return None
+
+
 def _store(layers: Layers, new: NewLesson, scope: Scope, scope_reason: str, *, family: str,
            status: Status = Status.ACTIVE, conflict: str = "", disputes: list[str] | None = None,
            parents: list[str] | None = None, unreconciled: bool = False) -> tuple[Node, Store]:
     store = layers.writable(scope)
-    node = Node(id=store.new_id(taken=layers.id_taken), family=family, title=new.title, body=new.body.strip("\n"),
+    wanted = seeded_id(new.seed) if new.seed else ""
+    node_id = wanted if wanted and not layers.id_taken(wanted) else store.new_id(taken=layers.id_taken)
+    node = Node(id=node_id, family=family, title=new.title, body=new.body.strip("\n"),
                 gist=new.gist, tags=[t.lower() for t in new.tags], origin=new.origin, memory_type=new.memory_type,
                 scope=scope, importance=new.importance, confidence=new.confidence, evidence=list(new.evidence),
                 outcome=new.outcome, status=status, conflict=conflict, disputes=list(disputes or []),
@@ -276,9 +323,9 @@ def _store(layers: Layers, new: NewLesson, scope: Scope, scope_reason: str, *, f
 
 
 def _store_unreconciled(layers: Layers, new: NewLesson, why: str) -> Result:
-    scope = new.scope or (new.scope_hint if new.from_user and new.scope_hint else Scope.PROJECT)
-    if scope is Scope.PROJECT and layers.project is None:
-        scope = Scope.GLOBAL
+    """No judgement: the user's explicit scope, else the project (never global by default: a global lesson needs
+    the scope judgement on the user's own words, and a project lesson filed locally is only noise elsewhere)."""
+    scope = new.scope or Scope.PROJECT
     node, store = _store(layers, new, scope, "not yet judged: " + why, family=_new_family(layers, new),
                          unreconciled=True)
     return Result(Action.UNRECONCILED, node, store, detail=why)

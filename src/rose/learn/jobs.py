@@ -1,12 +1,25 @@
-"""Learning work as files: a hook queues a job and hands it to a detached process that outlives the hook.
+"""Learning work as files, and the one learner that works through it.
 
 Claude Code kills SessionEnd hooks after about 1.5 s and a Stop hook blocks the user, so hooks only write a small
-job file into `.rose/queue/` and start `python -m rose.learn.run` in its own session with stdio closed and
-ROSE_CHILD=1, then return. A job stays in the queue until it is done, so an outage (no backend, a crash, a
-deadline) loses nothing: the next learner run, or `rose learn`, picks it up.
+job file into the store's `queue/` and ask for a learner, then return. A job stays in the queue until it is done,
+so an outage (no backend, a crash, a deadline) loses nothing.
+
+At most one learner runs per user (so at most one per store, and a bound across stores). Its lock is taken by the
+hook that starts it, non-blocking, and handed to the child as an inherited file descriptor, so two hooks at the
+same moment never start two learners: the second finds the lock held and only queues. Which stores have work is
+recorded beside the lock (`pending/`, one file per store), so the one learner serves every store of the user and
+exits when no job is due. The order of the two sides makes that race-free:
+
+    hook:     enqueue the job -> mark the store pending -> try the lock (held: done, the learner will see the mark)
+    learner:  ... no store has a due job -> release the lock -> look at the marks again -> re-take it, or exit
+
+A job that fails is counted and backed off (BACKOFF_S doubling); after MAX_ATTEMPTS it moves to `queue/dead/`
+with its reason, which `rose doctor` reports. One bad job never blocks the ones behind it.
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import time
@@ -17,6 +30,13 @@ from pathlib import Path
 from rose.model import now_iso
 from rose.store import Store
 from rose.store.atomic import write_text_atomic
+
+MAX_ATTEMPTS = 5            # a job that keeps failing is set aside (queue/dead/) after this many tries
+BACKOFF_S = 60.0            # wait after the first failure; doubles with each further one
+MAX_BACKOFF_S = 6 * 3600.0
+NO_BACKEND_WAIT_S = 600.0   # a job waiting for a model backend is looked at again after this (not a failure)
+LOCK_FD_ENV = "ROSE_LEARNER_LOCK_FD"
+INHERITED_FD = 3            # the fd number the learner finds its lock at
 
 
 class JobKind(str, Enum):
@@ -35,11 +55,15 @@ class Job:
     created: str = field(default_factory=now_iso)
     attempts: int = 0
     last_error: str = ""
+    not_before: float = 0.0        # epoch seconds: backed off until then
 
     @property
     def name(self) -> str:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.session_id)[:100]
         return f"{safe}.{self.kind.value}.json"
+
+    def due(self, now: float | None = None) -> bool:
+        return self.not_before <= (time.time() if now is None else now)
 
     def to_dict(self) -> dict[str, object]:
         return {**asdict(self), "kind": self.kind.value}
@@ -50,19 +74,35 @@ class Job:
                    transcript_path=str(data.get("transcript_path", "")), agent=str(data.get("agent", "claude")),
                    cwd=str(data.get("cwd", "")), fork=bool(data.get("fork", False)),
                    created=str(data.get("created", now_iso())), attempts=int(data.get("attempts", 0)),
-                   last_error=str(data.get("last_error", "")))
+                   last_error=str(data.get("last_error", "")), not_before=float(data.get("not_before", 0.0)))
+
+
+def backoff_s(attempts: int) -> float:
+    """How long a job that has failed `attempts` times waits before its next try."""
+    return min(MAX_BACKOFF_S, BACKOFF_S * 2 ** max(0, attempts - 1))
+
+
+def _write_job(path: Path, job: Job) -> None:
+    from rose.redact import redact_data
+
+    write_text_atomic(path, json.dumps(redact_data(job.to_dict()), indent=1))
 
 
 def enqueue(store: Store, job: Job) -> Path:
+    """Queue a job (one file per session and kind: a second Stop of a session replaces its first, never doubles)."""
     path = store.queue_dir / job.name
-    write_text_atomic(path, json.dumps(job.to_dict(), indent=1))
+    _write_job(path, job)
     return path
+
+
+def save(path: Path, job: Job) -> None:
+    _write_job(path, job)
 
 
 def queued(store: Store) -> list[tuple[Path, Job]]:
     out = []
     if store.queue_dir.is_dir():
-        for path in sorted(store.queue_dir.glob("*.json"), key=lambda p: p.stat().st_mtime):
+        for path in sorted(store.queue_dir.glob("*.json"), key=_mtime):
             try:
                 out.append((path, Job.from_dict(json.loads(path.read_text(encoding="utf-8")))))
             except (OSError, ValueError, KeyError, TypeError):
@@ -70,15 +110,140 @@ def queued(store: Store) -> list[tuple[Path, Job]]:
     return out
 
 
-def spawn_learner(store: Store) -> int | None:
-    """Start a detached learner over this store's queue. Returns its pid (None if it could not start)."""
-    from rose.detach import python_module, spawn_detached
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
-    return spawn_detached(python_module("rose.learn.run", str(store.root)), store.logs_dir / "learner.log",
-                          cwd=store.root)
+
+def dead_dir(store: Store) -> Path:
+    return store.queue_dir / "dead"
+
+
+def bury(store: Store, path: Path, job: Job) -> Path:
+    """Set a job aside for good (queue/dead/), reason included; the queue goes on without it."""
+    target = dead_dir(store) / path.name
+    _write_job(target, job)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    return target
+
+
+def dead(store: Store) -> list[tuple[Path, Job]]:
+    out = []
+    folder = dead_dir(store)
+    if folder.is_dir():
+        for path in sorted(folder.glob("*.json")):
+            try:
+                out.append((path, Job.from_dict(json.loads(path.read_text(encoding="utf-8")))))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+    return out
 
 
 def log_line(store: Store, text: str) -> None:
-    store.logs_dir.mkdir(parents=True, exist_ok=True)
-    with open(store.logs_dir / "learner.log", "a", encoding="utf-8") as handle:
-        handle.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {text}\n")
+    from rose.redact import redact
+
+    try:
+        store.logs_dir.mkdir(parents=True, exist_ok=True)
+        with open(store.logs_dir / "learner.log", "a", encoding="utf-8") as handle:
+            handle.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {redact(text)}\n")
+    except OSError:
+        pass  # a log that cannot be written must not fail the work it describes
+
+
+# -- the one learner: its lock, and which stores have work --------------------------------------------------------
+def _home() -> Path:
+    from rose.store.layers import global_root
+
+    return global_root()
+
+
+def lock_path() -> Path:
+    return _home() / "locks" / "learner.lock"
+
+
+def pending_dir() -> Path:
+    return _home() / "pending"
+
+
+def _mark_name(root: Path) -> str:
+    return hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:20] + ".json"
+
+
+def mark_pending(store: Store) -> None:
+    root = store.root.resolve()
+    write_text_atomic(pending_dir() / _mark_name(root), json.dumps({"root": str(root)}))
+
+
+def clear_pending(root: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        (pending_dir() / _mark_name(root.resolve())).unlink()
+
+
+def pending_roots() -> list[Path]:
+    out = []
+    folder = pending_dir()
+    if folder.is_dir():
+        for path in sorted(folder.glob("*.json"), key=_mtime):
+            try:
+                out.append(Path(json.loads(path.read_text(encoding="utf-8"))["root"]))
+            except (OSError, ValueError, KeyError, TypeError):
+                with contextlib.suppress(OSError):
+                    path.unlink()   # a torn mark names nothing; its store is marked again by its next hook
+    return out
+
+
+def try_lock() -> int | None:
+    """The learner lock's fd when it was free (the caller now holds it), else None (a learner runs)."""
+    import fcntl
+
+    path = lock_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def release(fd: int) -> None:
+    import fcntl
+
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
+def holder_running() -> bool:
+    """Is a learner running now? (The lock is held.)"""
+    fd = try_lock()
+    if fd is None:
+        return True
+    release(fd)
+    return False
+
+
+def request_learning(store: Store) -> bool:
+    """After a job was queued: mark its store and start the learner unless one runs. True when one was started."""
+    mark_pending(store)
+    fd = try_lock()
+    if fd is None:
+        return False     # the running learner sees the mark before it exits
+    try:
+        return spawn_learner(fd) is not None
+    finally:
+        os.close(fd)     # the child holds the lock through its own copy of the descriptor
+
+
+def spawn_learner(lock_fd: int) -> int | None:
+    """Start the detached learner, handing it the learner lock. Returns its pid (None if it could not start)."""
+    from rose.detach import python_module, spawn_detached
+
+    log = _home() / "logs" / "learner.log"
+    return spawn_detached(python_module("rose.learn.run"), log, cwd=_home(), keep_fd=lock_fd,
+                          extra_env={LOCK_FD_ENV: str(INHERITED_FD)})

@@ -1,7 +1,17 @@
-"""The learner: runs queued jobs for one store, detached from the session that queued them.
+"""The learner: runs queued jobs, detached from the sessions that queued them.
 
-Per session it holds a lock (one session is never processed twice at once) and a record in the session file (an
-ended session is attributed once; minting resumes after the last message already learned from).
+Every job's failure is caught here, whatever it is (a transcript that cannot be read, a store that vanished, a
+judge that did not answer, a bug): it is counted, logged (redacted) and backed off, and after MAX_ATTEMPTS the job
+moves to `queue/dead/` with its reason. One bad job never blocks another. A job with no backend to ask waits
+without counting (model-free mode is not a failure).
+
+A job may be killed at any point (kill -9, a deadline, a reboot) and is then run again from the start, so every
+step is idempotent, recorded in the session file or made so by a deterministic id:
+    episode      its id derives from the session, and a lesson is credited only if the episode is not already in
+                 its `covers_tasks` (the credit and that record are one atomic write)
+    compression  marked as started before it runs: a kill loses that attempt, it never repeats one
+    minting      each candidate's id derives from the session and its evidence, so a second run finds it stored
+    progress     `learned_upto` advances only after a whole mint
 """
 from __future__ import annotations
 
@@ -10,19 +20,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rose.errors import LockTimeout
+from rose.learn import jobs as queue
 from rose.learn.jobs import Job, JobKind, log_line, queued
 from rose.model import Outcome
 from rose.recall.pack import session_path, update_session
 from rose.store import Layers, Store
 from rose.store.atomic import file_lock
 from rose.store.events import EventKind
-from rose.errors import LockTimeout
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from contextlib import AbstractContextManager
+
+    Timer = Callable[[], AbstractContextManager[None]]   # bounds one job (rose.learn.run arms an alarm)
+
+    from rose.config import Settings
     from rose.judge import Judge
 
 DIGEST_TOKENS = 3000
-MAX_JOB_ATTEMPTS = 5   # a job that keeps failing for reasons other than "no backend" is set aside after this
+MAX_JOB_ATTEMPTS = queue.MAX_ATTEMPTS
 
 
 @dataclass
@@ -32,63 +49,117 @@ class JobResult:
     detail: str
 
 
-def run_queue(store: Store, judge_factory=None) -> list[JobResult]:
-    """Process every queued job of this store, oldest first. Jobs that cannot run now stay queued."""
+class JobStopped(BaseException):
+    """Raised inside a job when its time is up (a BaseException, so no `except Exception` in a stage hides it)."""
+
+
+class LearnerDeadline(BaseException):
+    """Raised when the whole run's time is up: the job in progress stays queued as it was."""
+
+
+def run_queue(store: Store, judge_factory: Callable[[Store, Settings], Judge] | None = None, *,
+              due_only: bool = False, skip: set[str] | frozenset[str] = frozenset(),
+              timer: Timer | None = None) -> list[JobResult]:
+    """Process the store's queued jobs, oldest first. Jobs that cannot run now stay queued.
+
+    `due_only` (the detached learner) skips jobs that are backed off; `rose learn` runs everything now."""
+    from rose.store.atomic import clean_stray_temps
+
+    with contextlib.suppress(OSError):
+        clean_stray_temps(store.root)   # left by writers that were killed between a temp file and its rename
     results = []
     for path, job in queued(store):
-        results.append(run_job(store, path, job, judge_factory))
+        if (due_only and not job.due()) or str(path) in skip:
+            continue
+        results.append(run_job(store, path, job, judge_factory, timer=timer))
     return results
 
 
-def run_job(store: Store, path: Path, job: Job, judge_factory=None) -> JobResult:
+def run_job(store: Store, path: Path, job: Job,
+            judge_factory: Callable[[Store, Settings], Judge] | None = None, *,
+            timer: Timer | None = None) -> JobResult:
     from rose.judge import Judge, JudgeFailure
 
     lock = store.root / "locks" / f"learn-{path.stem}.lock"
     try:
-        with file_lock(lock, timeout_s=0.5):
-            layers = Layers.discover(Path(job.cwd) if job.cwd and Path(job.cwd).is_dir() else store.root.parent)
-            if layers.empty:
-                layers.project = store
-            settings = layers.settings()
-            judge: Judge = judge_factory(store, settings) if judge_factory else Judge.for_store(store, settings)
-            if not judge.available:
-                log_line(store, f"{job.name}: no model backend: left queued")
-                return JobResult(job, False, "no model backend: queued")
+        with file_lock(lock, timeout_s=0.5), (timer() if timer else contextlib.nullcontext()):
             try:
+                layers = _layers_for(store, job)
+                settings = layers.settings()
+                judge: Judge = judge_factory(store, settings) if judge_factory else Judge.for_store(store, settings)
+                if not judge.available:
+                    why = judge.build_failure.detail if judge.build_failure else "no model backend"
+                    _wait(path, job, queue.NO_BACKEND_WAIT_S)
+                    log_line(store, f"{job.name}: {why}: left queued")
+                    return JobResult(job, False, f"{why}: queued")
                 detail = _process(layers, store, job, judge, settings)
             except JudgeFailure as failure:
                 return _failed(store, path, job, f"{failure.kind.value}: {failure}")
-            except (OSError, ValueError) as exc:
-                return _failed(store, path, job, f"{type(exc).__name__}: {exc}")
+            except JobStopped:
+                return _failed(store, path, job, "ran past the time a job may take; its model calls were ended")
+            except Exception as exc:  # noqa: BLE001 - any failure is this job's alone: counted, backed off
+                return _failed(store, path, job, f"{type(exc).__name__}: {exc}", permanent=_permanent(exc))
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
             log_line(store, f"{job.name}: done: {detail}")
             return JobResult(job, True, detail)
     except LockTimeout:
-        return JobResult(job, False, "another learner holds this session")
+        return JobResult(job, False, BUSY)
 
 
-def _failed(store: Store, path: Path, job: Job, why: str) -> JobResult:
-    import json
+def _layers_for(store: Store, job: Job) -> Layers:
+    cwd = Path(job.cwd) if job.cwd and Path(job.cwd).is_dir() else store.root.parent
+    layers = Layers.discover(cwd)
+    if layers.project is None or layers.project.root.resolve() != store.root.resolve():
+        if store.scope.value == "project":
+            layers.project = store   # the job's own store is the one it learns into
+    return layers
 
-    from rose.store.atomic import write_text_atomic
+
+def _permanent(exc: BaseException) -> bool:
+    """Failures no retry can fix: the transcript is not there or is not a transcript."""
+    from rose.transcripts import TranscriptError
+
+    return isinstance(exc, TranscriptError)
+
+
+def _wait(path: Path, job: Job, seconds: float) -> None:
+    import time
+
+    job.not_before = time.time() + seconds
+    with contextlib.suppress(OSError):
+        queue.save(path, job)
+
+
+def _failed(store: Store, path: Path, job: Job, why: str, *, permanent: bool = False) -> JobResult:
+    import time
 
     job.attempts += 1
-    job.last_error = why
-    if job.attempts >= MAX_JOB_ATTEMPTS:
-        target = store.queue_dir / "failed" / path.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(target, json.dumps(job.to_dict(), indent=1))
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+    job.last_error = why[:2000]
+    if permanent or job.attempts >= MAX_JOB_ATTEMPTS:
+        with contextlib.suppress(OSError):
+            queue.bury(store, path, job)
+        log_line(store, f"{job.name}: set aside in {queue.dead_dir(store)} after {job.attempts} attempt(s): {why}")
     else:
-        write_text_atomic(path, json.dumps(job.to_dict(), indent=1))
-    log_line(store, f"{job.name}: failed (attempt {job.attempts}): {why}")
-    store.event(EventKind.LEARN, session=job.session_id, job_kind=job.kind.value, ok=False, failure=why)
+        job.not_before = time.time() + queue.backoff_s(job.attempts)
+        with contextlib.suppress(OSError):
+            queue.save(path, job)
+        log_line(store, f"{job.name}: failed (attempt {job.attempts}, next in {queue.backoff_s(job.attempts):.0f}s): "
+                        f"{why}")
+    with contextlib.suppress(Exception):
+        store.event(EventKind.LEARN, session=job.session_id, job_kind=job.kind.value, ok=False, failure=why,
+                    attempts=job.attempts, dead=permanent or job.attempts >= MAX_JOB_ATTEMPTS)
     return JobResult(job, False, why)
 
 
-def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings) -> str:
+def episode_id_for(session_id: str) -> str:
+    """The episode of a session has one id, so a job run twice writes one episode."""
+    import hashlib
+
+    return "e_" + hashlib.sha256(f"episode|{session_id}".encode("utf-8", "surrogateescape")).hexdigest()[:12]
+
+
+def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Settings) -> str:
     from rose.learn.attribute import attribute, record_episode
     from rose.learn.consolidate import reconcile_pending
     from rose.learn.mint import mint
@@ -108,8 +179,10 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings) -> 
         if prompt:
             text = digest(conversation, DIGEST_TOKENS).text
             result = attribute(layers, owner, job.session_id, prompt, text, final_summary(conversation), judge)
-            episode = record_episode(layers, owner, job.session_id, prompt, result)
-            update_session(owner, job.session_id, lambda d: d.update({"episode": episode.id}))
+            episode = record_episode(layers, owner, job.session_id, prompt, result,
+                                     episode_id=episode_id_for(job.session_id))
+            # compression is marked before it runs: a kill loses the attempt, it never makes a second one
+            update_session(owner, job.session_id, lambda d: d.update({"episode": episode.id, "compressed": True}))
             outcome = {"success": Outcome.VERIFIED, "failure": Outcome.FAILED}.get(result.outcome.value,
                                                                                  Outcome.UNKNOWN)
             parts.append(f"episode {episode.id} ({result.outcome.value}, {len(result.used)}/"
@@ -139,7 +212,7 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings) -> 
     return "; ".join(parts) or "nothing new"
 
 
-def _embed_new(layers: Layers, settings) -> None:
+def _embed_new(layers: Layers, settings: Settings) -> None:
     """Vectors for what was just written, so dense recall finds it without waiting for the warm helper."""
     try:
         from rose.embed import make_embedder
@@ -150,3 +223,63 @@ def _embed_new(layers: Layers, settings) -> None:
                 store.embed_missing(embedder)
     except Exception:  # noqa: BLE001 - vectors are derived; the helper or `rose index` catches up later
         pass
+
+
+# -- the detached learner's loop over every store with work --------------------------------------------------------
+def serve_pending(lock_fd: int | None, timer: Timer | None = None) -> int:
+    """Work through every store marked pending until no job is due anywhere; returns the jobs run.
+
+    Holds the learner lock throughout (`lock_fd`, inherited from the hook that started it); releases it only to
+    exit, after one last look at the marks (see rose.learn.jobs for why that order is race-free). A job another
+    process is running (its session lock is held) is left to it for the rest of this run."""
+    ran = 0
+    busy: set[str] = set()
+    while True:
+        processed = 0
+        for root in queue.pending_roots():
+            if not (root / "nodes").is_dir():
+                queue.clear_pending(root)   # the store is gone: nothing to do for it
+                continue
+            store = _store_at(root)
+            try:
+                for result in run_queue(store, due_only=True, skip=busy, timer=timer):
+                    if result.detail == BUSY:
+                        busy.add(str(store.queue_dir / result.job.name))
+                    else:
+                        processed += 1
+                queue.clear_pending(root)   # cleared, then the queue is looked at again: a job queued meanwhile
+                if queued(store):           # (or backed off, or waiting for a backend) keeps the store marked
+                    queue.mark_pending(store)
+            except LearnerDeadline:
+                log_line(store, "the learner's deadline was reached: stopping; unfinished jobs stay queued")
+                raise
+            finally:
+                store.close()
+        ran += processed
+        if processed:
+            continue
+        if lock_fd is None:
+            return ran
+        queue.release(lock_fd)
+        if not any(_has_due(root, busy) for root in queue.pending_roots()):
+            return ran
+        lock_fd = queue.try_lock()
+        if lock_fd is None:
+            return ran   # another learner took over the new work
+
+
+BUSY = "another learner holds this session"
+
+
+def _store_at(root: Path) -> Store:
+    from rose.model import Scope
+    from rose.store.layers import global_root
+
+    return Store(root, Scope.GLOBAL if root.resolve() == global_root() else Scope.PROJECT)
+
+
+def _has_due(root: Path, busy: set[str]) -> bool:
+    if not (root / "queue").is_dir():
+        return False
+    store = _store_at(root)
+    return any(j.due() and str(p) not in busy for p, j in queued(store))

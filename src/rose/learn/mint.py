@@ -98,8 +98,8 @@ def mint(layers: Layers, conversation: Any, judge: Judge, settings: Settings, *,
             report.stored.append(consolidate(layers, NewLesson(
                 body=lesson.body, title=lesson.title, tags=list(lesson.tags), origin=Origin.EXTRACTION,
                 importance=IMPORTANCE[lesson.confidence.value], confidence=CONFIDENCE[lesson.confidence.value],
-                evidence=[handle(session_id, n)], from_user=True, scope_hint=Scope(lesson.scope.value),
-                outcome=outcome), judge, settings))
+                evidence=[handle(session_id, n)], from_user=True, quote=lesson.quote, outcome=outcome,
+                seed=f"lesson|{session_id}|{n}|{lesson.quote}|{lesson.title}"), judge, settings))
 
     for record in answer.orientation:
         problem = _cited(record.evidence, by_handle, 1, 4)
@@ -107,10 +107,11 @@ def mint(layers: Layers, conversation: Any, judge: Judge, settings: Settings, *,
         if why:
             report.rejected.append(Rejected(record.title, why))
             continue
+        # descriptive knowledge of this repository: never the user's rule for every project, whoever it cites
         report.stored.append(consolidate(layers, NewLesson(
             body=record.body, title=record.title, memory_type=MemoryType.ORIENTATION, origin=Origin.REFLECTION,
-            evidence=list(record.evidence), from_user=_cites_user(record.evidence, by_handle), importance=0.5,
-            outcome=outcome), judge, settings))
+            evidence=list(record.evidence), from_user=False, importance=0.5, outcome=outcome,
+            seed=f"orientation|{session_id}|{'|'.join(record.evidence)}|{record.title}"), judge, settings))
 
     exp = answer.experience
     if exp is not None and want_experience:
@@ -128,7 +129,8 @@ def mint(layers: Layers, conversation: Any, judge: Judge, settings: Settings, *,
             report.stored.append(consolidate(layers, NewLesson(
                 body=body, title=exp.title, memory_type=MemoryType.EXPERIENCE, origin=Origin.REFLECTION,
                 evidence=list(exp.evidence), from_user=False, importance=0.6,
-                outcome=Outcome(exp.outcome.value)), judge, settings))
+                outcome=Outcome(exp.outcome.value),
+                seed=f"experience|{session_id}|{'|'.join(exp.evidence)}|{exp.title}"), judge, settings))
     owner = layers.stores()[0]
     owner.event(EventKind.LEARN, session=session_id, decision=report.decision, minted=report.minted,
                 rejected=[f"{r.what}: {r.reason}" for r in report.rejected])

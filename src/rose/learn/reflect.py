@@ -42,15 +42,26 @@ class TurnCounts:
 
 
 def count_new(transcript: Path, offset: int) -> tuple[TurnCounts, int]:
-    """Count tool calls, failed tool results and genuine user turns in the lines after `offset`."""
+    """Count tool calls, failed tool results and genuine user turns in the lines after `offset`.
+
+    Never blocks: a path that is not a regular file (a FIFO, a directory, a device) is not opened at all, and
+    the file is opened non-blocking and checked again through its descriptor."""
+    import os
+    import stat
+
     counts = TurnCounts()
     try:
-        size = transcript.stat().st_size
+        if not stat.S_ISREG(os.stat(transcript).st_mode):
+            return counts, offset
+        fd = os.open(transcript, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return counts, offset
-    if size < offset:  # rewritten or rotated: start over
-        offset = 0
-    with open(transcript, "rb") as handle:
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if not stat.S_ISREG(st.st_mode):   # swapped between the check and the open
+            return counts, offset
+        if st.st_size < offset:  # rewritten or rotated: start over
+            offset = 0
         handle.seek(offset)
         chunk = handle.read(MAX_SCAN_BYTES)
     end = chunk.rfind(b"\n") + 1   # never count a half-written last line
@@ -142,22 +153,29 @@ def cooldown_s(settings: ReflectionSettings, empty_in_a_row: int) -> float:
 
 
 def on_stop(layers, event, settings) -> dict[str, Any]:
-    """The Stop hook's whole job: count, decide, and hand off. Returns the hook's JSON output."""
-    from rose.learn.jobs import Job, JobKind, enqueue, spawn_learner
-    from rose.recall.pack import update_session
+    """The Stop hook's whole job: count, decide, and hand off. Returns the hook's JSON output.
+
+    The transcript is read with no lock held (a slow disk never holds up another hook), then the counters are
+    updated under the session lock, from the offset that was read if nobody moved it meanwhile."""
+    from rose.learn.jobs import Job, JobKind, enqueue, request_learning
+    from rose.recall.pack import session_path, update_session
 
     owner = layers.stores()[0]
     rs = settings.reflection
     if rs.mode is ReflectionMode.BLOCK and event.stop_hook_active:
         return {}  # the agent is already answering our one request: never loop
+    state_now = owner.read_json(session_path(owner, event.session_id), {})
+    start = int((state_now.get("reflection") or {}).get("offset", 0)) if isinstance(state_now, dict) else 0
+    counts, end = count_new(Path(event.transcript_path), start) if event.transcript_path else (TurnCounts(), start)
     decision_box: list[Decision] = []
 
     def step(data: dict[str, Any]) -> None:
         state = data.setdefault("reflection", {})
         state["empty_reflections"] = int(data.get("empty_reflections", 0))
-        offset = int(state.get("offset", 0))
-        counts, state["offset"] = count_new(Path(event.transcript_path), offset) if event.transcript_path \
-            else (TurnCounts(), offset)
+        if int(state.get("offset", 0)) != start:   # another Stop counted these lines meanwhile
+            decision_box.append(Decision(False, "counted by a concurrent Stop"))
+            return
+        state["offset"] = end
         decision_box.append(decide(state, counts, rs, time.time()))
         state["last_decision"] = decision_box[-1].reason
 
@@ -169,13 +187,13 @@ def on_stop(layers, event, settings) -> dict[str, Any]:
         return {"decision": "block", "reason": BLOCK_PROMPT.format(session=event.session_id)}
     enqueue(owner, Job(JobKind.REFLECT, event.session_id, event.transcript_path, event.agent.value,
                        event.cwd, fork=rs.mode is ReflectionMode.FORK))
-    spawn_learner(owner)
+    request_learning(owner)
     return {}
 
 
 def on_session_end(layers, event) -> None:
-    from rose.learn.jobs import Job, JobKind, enqueue, spawn_learner
+    from rose.learn.jobs import Job, JobKind, enqueue, request_learning
 
     owner = layers.stores()[0]
     enqueue(owner, Job(JobKind.SESSION_END, event.session_id, event.transcript_path, event.agent.value, event.cwd))
-    spawn_learner(owner)
+    request_learning(owner)

@@ -1,52 +1,112 @@
-"""`python -m rose.learn.run STORE_ROOT`: the detached learner. Started by hooks, never by hand (see `rose learn`).
+"""`python -m rose.learn.run [STORE_ROOT]`: the detached learner. Started by hooks, never by hand (see `rose learn`).
 
-It works through the store's queue and exits. A learner that hangs is ended by its own deadline: the alarm raises
-inside whatever call is running, its cleanup kills any model CLI it started, and the process exits, so no
-orphan outlives it.
+It holds the user's learner lock (inherited from the hook that started it, or taken here), works through every
+store marked as having work, and exits when no job is due. Time is bounded twice: each job by JOB_DEADLINE_S, the
+whole run by DEADLINE_S. The alarm raises inside whatever call is running; the model CLI's cleanup kills its
+process group, so no orphan outlives a job. A job cut short counts as a failed attempt; work cut short by the
+run's deadline stays queued as it was. Everything this process writes to its log goes through the redactor.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
-DEADLINE_S = float(os.environ.get("ROSE_LEARNER_DEADLINE_S", 15 * 60))  # a learner never runs longer than this
+DEADLINE_S = float(os.environ.get("ROSE_LEARNER_DEADLINE_S", 15 * 60))      # the whole run, at most
+JOB_DEADLINE_S = float(os.environ.get("ROSE_LEARNER_JOB_DEADLINE_S", 5 * 60))  # one job, at most
 
 
-class Deadline(BaseException):
-    """Raised by the alarm: a BaseException so no `except Exception` in a stage can swallow it."""
+class RedactedStream:
+    """stderr for a detached process: whole lines, redacted, then written to the log it was opened on."""
+
+    def __init__(self, raw) -> None:  # type: ignore[no-untyped-def]
+        self.raw = raw
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        from rose.redact import redact
+
+        self.pending += text
+        while "\n" in self.pending:
+            line, self.pending = self.pending.split("\n", 1)
+            self.raw.write(redact(line) + "\n")
+        self.raw.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pending:
+            from rose.redact import redact
+
+            self.raw.write(redact(self.pending))
+            self.pending = ""
+        self.raw.flush()
+
+    def isatty(self) -> bool:
+        return False
 
 
-def _on_alarm(_signum, _frame):
-    raise Deadline()
+def redact_own_output() -> None:
+    sys.stderr = RedactedStream(sys.stderr)  # type: ignore[assignment]
+    sys.stdout = RedactedStream(sys.stdout)  # type: ignore[assignment]
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rose.learn.jobs import log_line
-    from rose.learn.learner import run_queue
-    from rose.model import Scope
-    from rose.store import Store, global_root
+    from rose.learn import jobs
+    from rose.learn.learner import JobStopped, LearnerDeadline, serve_pending
 
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m rose.learn.run STORE_ROOT", file=sys.stderr)
+    if len(argv) > 1:
+        print("usage: python -m rose.learn.run [STORE_ROOT]", file=sys.stderr)
         return 2
-    root = Path(argv[0]).resolve()
-    store = Store(root, Scope.GLOBAL if root == global_root() else Scope.PROJECT)
-    if hasattr(signal, "SIGALRM"):
-        signal.signal(signal.SIGALRM, _on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, DEADLINE_S)
+    redact_own_output()
+    fd_text = os.environ.get(jobs.LOCK_FD_ENV)
+    lock_fd = int(fd_text) if fd_text and fd_text.isdigit() else None
+    if argv:  # a store named by hand: mark it, and take the lock unless one came with us
+        from rose.model import Scope
+        from rose.store import Store
+
+        root = Path(argv[0]).resolve()
+        if not (root / "nodes").is_dir():
+            print(f"{root}: not a rose store; nothing to learn", file=sys.stderr)
+            return 0
+        jobs.mark_pending(Store(root, Scope.PROJECT))
+    if lock_fd is None:
+        lock_fd = jobs.try_lock()
+        if lock_fd is None:
+            return 0   # a learner runs: it takes our work too
+    ends = time.monotonic() + DEADLINE_S
+
+    def on_alarm(_signum, _frame):  # type: ignore[no-untyped-def]
+        raise LearnerDeadline() if time.monotonic() >= ends - 0.05 else JobStopped()
+
+    @contextlib.contextmanager
+    def timer() -> Iterator[None]:
+        left = ends - time.monotonic()
+        if left <= 0:
+            raise LearnerDeadline()
+        signal.setitimer(signal.ITIMER_REAL, min(JOB_DEADLINE_S, left))
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    has_alarm = hasattr(signal, "SIGALRM")
+    if has_alarm:
+        signal.signal(signal.SIGALRM, on_alarm)
     try:
-        for result in run_queue(store):
-            if not result.done:
-                log_line(store, f"{result.job.name}: not done: {result.detail}")
-    except Deadline:
-        log_line(store, f"deadline of {DEADLINE_S:.0f}s reached: stopping; unfinished jobs stay queued")
+        serve_pending(lock_fd, timer if has_alarm else None)
+    except LearnerDeadline:
+        print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} deadline of {DEADLINE_S:.0f}s reached: stopping; unfinished "
+              "jobs stay queued", file=sys.stderr)
         return 3
     finally:
-        if hasattr(signal, "SIGALRM"):
+        if has_alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)
+        sys.stderr.flush()
     return 0
 
 

@@ -114,8 +114,8 @@ class Simulation:
         for key, value in (("ROSE_HOME", str(self.root / "global-store")), ("ROSE_WARM_HELPER", "0")):
             self._saved_env[key] = os.environ.get(key)
             os.environ[key] = value
-        self._saved_spawn = jobs.spawn_learner
-        jobs.spawn_learner = lambda store: None   # the learner runs in-process below, with the sim judge
+        self._saved_spawn = jobs.request_learning
+        jobs.request_learning = lambda store: False   # the learner runs in-process below, with the sim judge
         ids = random.Random("ids|" + self.tag)    # reproducible node and episode ids: same seed, same run
         self._saved_hex = model._random_hex
         model._random_hex = lambda chars: "".join(ids.choice("0123456789abcdef") for _ in range(chars))
@@ -133,7 +133,7 @@ class Simulation:
 
         if self.layers is not None:
             self.layers.close()
-        jobs.spawn_learner = self._saved_spawn
+        jobs.request_learning = self._saved_spawn
         model._random_hex = self._saved_hex
         for key, value in self._saved_env.items():
             if value is None:

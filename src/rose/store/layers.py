@@ -1,7 +1,14 @@
-"""The two stores a session sees: the project's `.rose/` (found by walking up) layered over the global one.
+"""The two stores a session sees: the project's store layered over the global one.
 
-Both are read. New lessons go to the project store unless they are global; an edit goes back to whichever store
-holds the lesson, so a global lesson is never forked into a local copy that drifts.
+The project's store is the repository's committed `.rose/` (found by walking up from the working directory) or,
+in a repository that has none, the user's own store for that repository under the global store:
+`~/.rose/projects/<name>-<hash of the repository's root path>/`, created on the first lesson. So rose recalls and
+learns in any repository with no per-repository step, a repository's own rules never leak into the global store,
+and `rose init` later moves them into a committable `.rose/`. The repository is the nearest folder holding `.git`
+(else the working directory itself).
+
+Both stores are read. New lessons go to the project store unless they are global; an edit goes back to whichever
+store holds the lesson, so a global lesson is never forked into a local copy that drifts.
 """
 from __future__ import annotations
 
@@ -26,6 +33,29 @@ def global_root() -> Path:
     return Path(override).expanduser().resolve() if override else (environment.home() / STORE_DIR).resolve()
 
 
+PERSONAL_DIR = "projects"   # under the global store: one store per repository without its own .rose/
+
+
+def repository_root(start: Path) -> Path:
+    """The repository a folder belongs to: the nearest folder at or above it holding `.git`, else the folder."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start
+
+
+def personal_root(repository: Path) -> Path:
+    """Where the user's own store for a repository without a `.rose/` lives (keyed by the repository's path)."""
+    import hashlib
+    import re
+
+    real = os.path.realpath(repository)
+    name = re.sub(r"[^a-z0-9_-]+", "-", os.path.basename(real).lower()).strip("-")[:40] or "root"
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return global_root() / PERSONAL_DIR / f"{name}-{digest}"
+
+
 def find_project_root(start: Path) -> Path | None:
     """The nearest `.rose/` at or above `start`, never the global store itself."""
     glob = global_root()
@@ -35,6 +65,32 @@ def find_project_root(start: Path) -> Path | None:
         if candidate.is_dir() and candidate.resolve() != glob:
             return candidate
     return None
+
+
+def _move_lessons(source: Store, target: Store) -> int:
+    """Move the committable part of one store into another, file by file (written, then removed)."""
+    import shutil
+
+    from rose.store.atomic import write_bytes_atomic
+
+    moved, kept = 0, 0
+    for sub in ("nodes", "episodes", "routing"):
+        folder = source.root / sub
+        if not folder.is_dir():
+            continue
+        for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".")):
+            dest = target.root / path.relative_to(source.root)
+            data = path.read_bytes()
+            if dest.exists() and dest.read_bytes() != data:
+                kept += 1          # a different file of that name is there already: this one stays where it is
+                continue
+            if not dest.exists():
+                write_bytes_atomic(dest, data)
+                moved += 1
+            path.unlink()
+    if not kept:
+        shutil.rmtree(source.root, ignore_errors=True)   # what is left is machine-local and derived
+    return moved
 
 
 def _own_or_pinned(path: Path):
@@ -52,17 +108,32 @@ class Layers:
     project: Store | None
     global_: Store | None
     cwd: Path
+    personal: bool = False   # the project store is the user's own one for a repository without a .rose/
 
     @classmethod
     def discover(cls, cwd: Path | None = None) -> Layers:
-        cwd = (cwd or Path.cwd()).resolve()
+        from rose import environment
+
+        cwd = (cwd or Path(environment.cwd())).resolve()
         project_root = find_project_root(cwd)
+        personal = False
+        if project_root is None:
+            mine = personal_root(repository_root(cwd))
+            if (mine / "nodes").is_dir():
+                project_root, personal = mine, True
         glob = global_root()
         return cls(
             project=Store(project_root, Scope.PROJECT) if project_root else None,
             global_=Store(glob, Scope.GLOBAL) if glob.is_dir() else None,
             cwd=cwd,
+            personal=personal,
         )
+
+    def project_root(self) -> Path:
+        """The repository the project store is about (its folder, not the store's)."""
+        if self.project is not None and not self.personal:
+            return self.project.root.parent
+        return repository_root(self.cwd)
 
     def stores(self) -> list[Store]:
         return [s for s in (self.project, self.global_) if s is not None]
@@ -86,15 +157,26 @@ class Layers:
                 self.global_ = Store.create(global_root(), Scope.GLOBAL)
             return self.global_
         if self.project is None:
-            raise StoreNotFound(self.cwd)
+            # a repository without a .rose/: the user's own store for it, under the global store
+            if self.global_ is None:
+                self.global_ = Store.create(global_root(), Scope.GLOBAL)
+            self.project = Store.create(personal_root(repository_root(self.cwd)), Scope.PROJECT)
+            self.personal = True
         return self.project
 
-    def init_project(self) -> Store:
-        if self.project is None:
-            self.project = Store.create(self.cwd / STORE_DIR, Scope.PROJECT)
-        else:
+    def init_project(self) -> tuple[Store, int]:
+        """A committable `.rose/` for this repository (at its root). Lessons the user's own store held for it move
+        in (each file written there before it is removed here: nothing is lost). Returns (store, files moved)."""
+        if self.project is not None and not self.personal:
             Store.create(self.project.root, Scope.PROJECT)
-        return self.project
+            return self.project, 0
+        target = Store.create(repository_root(self.cwd) / STORE_DIR, Scope.PROJECT)
+        moved = 0
+        if self.project is not None and self.personal:
+            moved = _move_lessons(self.project, target)
+            self.project.close()
+        self.project, self.personal = target, False
+        return target, moved
 
     def sync(self) -> None:
         for store in self.stores():
