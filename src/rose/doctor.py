@@ -159,10 +159,14 @@ def _learning_checks(layers: Layers) -> list[Check]:
             waiting = "; last error: " + oldest.last_error if oldest.last_error else ""
             out.append(Check("learning queue", Level.WARN if len(jobs) > 3 else Level.INFO,
                              f"{len(jobs)} job(s) waiting in {store.queue_dir}, oldest {oldest.created}{waiting}"))
-        failed = list((store.queue_dir / "failed").glob("*.json")) if (store.queue_dir / "failed").is_dir() else []
-        if failed:
-            out.append(Check("learning failures", Level.WARN, f"{len(failed)} job(s) set aside after repeated "
-                             f"failures in {store.queue_dir / 'failed'}"))
+        from rose.learn.jobs import dead, dead_dir
+
+        for path, job in dead(store):
+            out.append(Check("learning set aside", Level.WARN, f"{job.kind.value} job of session {job.session_id} "
+                             f"set aside after {job.attempts} attempt(s): {job.last_error} ({path}; delete it, or "
+                             f"move it back to {store.queue_dir} to try again)"))
+        if dead(store):
+            out.append(Check("learning set aside", Level.INFO, f"folder: {dead_dir(store)}"))
         runs = [e for e in events.read(store.events_path, kind="learn") if "ok" in e][-3:]
         for e in runs:
             state = "ok" if e.get("ok") else "failed"
