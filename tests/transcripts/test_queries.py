@@ -112,9 +112,9 @@ def test_final_summary_is_the_last_assistant_text_redacted(claude, codex, tmp_pa
 
 def test_public_api_is_pinned():
     assert sorted(transcripts.__all__) == [
-        "Agent", "Conversation", "Counts", "Digest", "Kind", "Message", "Role", "ToolOutcome",
+        "Agent", "Conversation", "Counts", "Digest", "ExecutionOutcome", "Kind", "Message", "Role", "ToolOutcome",
         "TranscriptError", "TranscriptNotAFile", "TranscriptNotFound", "TranscriptUnreadable", "TurnCounts",
-        "count_since", "counts", "detect_agent", "digest", "final_summary",
+        "count_since", "counts", "detect_agent", "digest", "execution_outcome", "final_summary",
         "normalize_quote", "quote_in_user_turns", "read_claude", "read_codex", "read_transcript", "task_prompt",
         "user_turns",
     ]

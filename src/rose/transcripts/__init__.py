@@ -9,6 +9,8 @@ session that the reflection and attribution judges read.
     counts(conv)                                 # Counts(user_turns, assistant_turns, tool_calls, ...)
     final_summary(conv)                          # the agent's last text, redacted, or None
     task_prompt(conv)                            # the first typed prompt, redacted, or None
+    execution_outcome(conv)                      # ExecutionOutcome(outcome verified|failed|unknown, evidence,
+                                                 #   handles, check, reason), from the checks that ran
     counts, offset = count_since(path, offset)   # TurnCounts of the lines after offset, for the Stop hook
 """
 from __future__ import annotations
@@ -21,12 +23,13 @@ from rose.transcripts.errors import (TranscriptError, TranscriptNotAFile, Transc
                                      TranscriptUnreadable)
 from rose.transcripts.incremental import TurnCounts, count_since
 from rose.transcripts.model import Agent, Conversation, Counts, Kind, Message, Role, ToolOutcome
+from rose.transcripts.outcome import ExecutionOutcome, execution_outcome
 from rose.transcripts.queries import (counts, final_summary, normalize_quote, quote_in_user_turns, task_prompt,
                                      user_turns)
 
 __all__ = [
-    "Agent", "Conversation", "Counts", "Digest", "Kind", "Message", "Role", "ToolOutcome",
+    "Agent", "Conversation", "Counts", "Digest", "ExecutionOutcome", "Kind", "Message", "Role", "ToolOutcome",
     "TranscriptError", "TranscriptNotAFile", "TranscriptNotFound", "TranscriptUnreadable", "TurnCounts",
-    "count_since", "counts", "detect_agent", "digest", "final_summary", "normalize_quote",
+    "count_since", "counts", "detect_agent", "digest", "execution_outcome", "final_summary", "normalize_quote",
     "quote_in_user_turns", "read_claude", "read_codex", "read_transcript", "task_prompt", "user_turns",
 ]
