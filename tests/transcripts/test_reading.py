@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from rose.errors import RoseError
+from rose.model import Outcome
 from rose.transcripts import (Agent, Kind, TranscriptNotAFile, TranscriptNotFound, TranscriptUnreadable, count_since,
-                              detect_agent, read_claude, read_codex, read_transcript)
+                              counts, detect_agent, digest, execution_outcome, read_claude, read_codex,
+                              read_transcript)
 
 from .build import FIXTURES, ClaudeWriter
 
@@ -229,7 +231,8 @@ def _mutate(value, rng):
 
 
 @pytest.mark.parametrize("name", ["claude_rich.jsonl", "codex_rich.jsonl", "claude_session.jsonl",
-                                  "codex_rollout.jsonl"])
+                                  "codex_rollout.jsonl", "claude_outcome.jsonl", "codex_outcome.jsonl",
+                                  "codex_outcome_old.jsonl"])
 def test_lines_of_unexpected_shape_never_crash_a_read(tmp_path, name):
     import random
 
@@ -247,6 +250,11 @@ def test_lines_of_unexpected_shape_never_crash_a_read(tmp_path, name):
         conv = reader(path)
         assert all(isinstance(m.text, str) for m in conv.messages)
         assert all(reason.startswith("line ") for reason in conv.skip_reasons)
+        # and nothing built on a conversation crashes on one either
+        assert digest(conv, budget_tokens=500).tokens <= 600
+        assert execution_outcome(conv).outcome in set(Outcome)
+        got, offset = count_since(path, 0, agent=conv.agent)
+        assert offset == path.stat().st_size and got.user_turns == counts(conv).user_turns
 
 
 def test_a_byte_order_mark_is_ignored(tmp_path):
