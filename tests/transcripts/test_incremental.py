@@ -210,3 +210,24 @@ def test_missing_and_bad_files_are_typed_errors(tmp_path):
     junk.write_text("not json\n{\"also\": \"not a transcript\"}\n[1, 2]\n")
     got, offset = count_since(junk, 0)
     assert same(got, TurnCounts()) and got.skipped == 2 and offset == junk.stat().st_size
+
+
+def test_a_huge_file_is_counted_in_bounded_memory(tmp_path):
+    import tracemalloc
+
+    w = ClaudeWriter(tmp_path / "big.jsonl")
+    chunk = "".join(f"{i:08d} build log line with some words in it\n" for i in range(4000))  # ~200 KB
+    for i in range(110):
+        w.prompt(f"step {i}")
+        w.tool("Bash", {"command": f"make build-{i}"}, chunk, error=i % 10 == 0)
+    path = w.close()
+    size = path.stat().st_size
+    assert size > 20_000_000
+    tracemalloc.start()
+    try:
+        total, offset, calls = drain(path, max_bytes=1024 * 1024)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert offset == size and same(total, TurnCounts(tool_calls=110, failures=11, user_turns=110))
+    assert calls > 20 and peak < 8 * 1024 * 1024, f"peak {peak} bytes"

@@ -212,3 +212,27 @@ def test_user_words_are_bounded_in_total(tmp_path, monkeypatch):
     assert sum(sizes) <= 150_000 + 8 * reading.MAX_CHARS
     assert sizes[0] > 60_000 and sizes[-1] < reading.MAX_CHARS + 100   # the budget spent, later ones are clipped
     assert quote_in_user_turns(conv, "paste 7 " + "z" * 30_000) == 7    # and still checked on the full text
+
+
+def test_the_full_text_check_reads_a_huge_transcript_in_bounded_memory(tmp_path):
+    import tracemalloc
+
+    w = ClaudeWriter(tmp_path / "big.jsonl")
+    chunk = "".join(f"{i:08d} build log line with some words in it\n" for i in range(4000))  # ~200 KB
+    for i in range(110):
+        w.prompt(f"step {i}: run the build again")
+        w.tool("Bash", {"command": f"make build-{i}"}, chunk)
+    quote = "the cache must be warmed before the canary"
+    w.prompt(beyond_the_cap(quote))
+    path = w.close()
+    conv = read_claude(path)
+    size = path.stat().st_size
+    assert size > 20_000_000
+    tracemalloc.start()
+    try:
+        found = quote_in_user_turns(conv, quote)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert found == len(conv) - 1
+    assert peak < 4_000_000, f"peak {peak} bytes re-reading a {size} byte file"   # a few times its longest line
