@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 
 from rose.transcripts.detect import agent_of_name, agent_of_record, new_conversation, new_reader
 from rose.transcripts.model import Agent, Conversation, Kind
-from rose.transcripts.reading import Builder, decode_record, open_transcript
+from rose.transcripts.reading import Builder, decode_record, feed_all, open_transcript
 
 MAX_SCAN_BYTES = 8 * 1024 * 1024   # new bytes read by one call; the rest is counted by the next
 LOOKBACK_BYTES = 256 * 1024        # re-read before the cursor to pair what straddles it
@@ -66,7 +66,6 @@ def count_since(path: str | Path, offset: int = 0, *, agent: Agent | str | None 
         before = f.read(offset - start)
         new = f.read(max_bytes)
         head_agent, head_sidechain = _head(f, path, agent) if start > 0 else (None, None)
-    skipped = 0
     consumed = 0
     if offset > 0 and not before.endswith(b"\n"):
         # the cursor is inside a line (the rest of one longer than max_bytes): that line is not counted
@@ -78,13 +77,11 @@ def count_since(path: str | Path, offset: int = 0, *, agent: Agent | str | None 
     if end <= consumed:
         if len(new) == max_bytes and consumed == 0:
             return TurnCounts(skipped=1), offset + len(new)   # one line longer than the window: skip it
-        return TurnCounts(skipped=skipped), offset + consumed
+        return TurnCounts(), offset + consumed
     warm_lines = _lines(before, drop_first=start > 0)
     new_lines = _lines(new[consumed:end], drop_first=False)
     which = Agent(agent) if agent is not None else head_agent
-    counts = _count(path, which, head_sidechain, warm_lines, new_lines, first_line_no=1 if offset == 0 else 0)
-    return TurnCounts(counts.tool_calls, counts.failures, counts.user_turns, counts.skipped + skipped), \
-        offset + end
+    return _count(path, which, head_sidechain, warm_lines, new_lines, 1 if offset == 0 else 0), offset + end
 
 
 def _lines(data: bytes, drop_first: bool) -> list[bytes]:
@@ -134,8 +131,6 @@ def _count(path: Path, agent: Agent | None, head_sidechain: bool | None, warm_li
 
 
 def _feed(reader: Any, records: list[tuple[int, dict[str, Any]]], conv: Conversation) -> None:
-    from rose.transcripts.reading import feed_all
-
     feed_all(iter(records), reader.feed, conv)
 
 
