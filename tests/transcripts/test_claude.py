@@ -67,12 +67,35 @@ def test_sidechain_lines_are_removed(rich):
     assert not rich.subagent
 
 
-def test_a_file_of_sidechain_lines_is_a_subagent(tmp_path):
+@pytest.mark.parametrize("name", ["agent-a1b2c3.jsonl", "side.jsonl"])
+def test_a_file_of_sidechain_lines_is_a_subagent_conversation(tmp_path, name):
     lines = [line for line in RICH.read_text(encoding="utf-8").splitlines() if '"isSidechain":true' in line]
-    path = tmp_path / "agent-a1b2c3.jsonl"
+    path = tmp_path / name
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     conv = read_claude(path)
-    assert conv.subagent and conv.messages == []
+    assert conv.subagent and conv.agent_id == "a1b2c3"
+    # the sub-agent's lines carry the parent session's id, its cwd and the CLI version: none of them is lost
+    assert conv.session_id == "7f3c2a10-5b8e-4c1d-9a6f-2e4b8d0c1a77"
+    assert conv.cwd == "/home/dev/shop" and conv.version == "2.1.332"
+    assert kinds(conv) == [Kind.SYNTHETIC, Kind.TOOL_CALL, Kind.TOOL_RESULT, Kind.TEXT]
+    # its "user" is the parent agent: the task it was given is never the user's words
+    assert conv.messages[0].text == "Find every caller of apply_discount in the repo."
+    assert user_turns(conv) == [] and counts(conv).user_turns == 0
+    assert conv.messages[1].tool_name == "Grep" and conv.messages[2].outcome is ToolOutcome.SUCCEEDED
+
+
+def test_a_subagent_file_without_an_agent_id_takes_it_from_its_name(tmp_path):
+    lines = [line.replace('"agentId":"a1b2c3",', "") for line in RICH.read_text(encoding="utf-8").splitlines()
+             if '"isSidechain":true' in line]
+    path = tmp_path / "agent-feedc0de.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    conv = read_transcript(path)
+    assert conv.agent is Agent.CLAUDE and conv.subagent and conv.agent_id == "feedc0de"
+    assert conv.session_id == "7f3c2a10-5b8e-4c1d-9a6f-2e4b8d0c1a77"
+
+
+def test_a_session_file_keeps_its_own_id_and_no_agent_id(rich):
+    assert rich.session_id == "7f3c2a10-5b8e-4c1d-9a6f-2e4b8d0c1a77" and rich.agent_id is None
 
 
 def test_blocks_sharing_a_message_id_are_one_response(rich):

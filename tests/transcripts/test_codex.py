@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from rose.transcripts import Agent, Kind, Role, ToolOutcome, counts, final_summary, read_codex, read_transcript
-from rose.transcripts import user_turns
+from rose.transcripts import (Agent, Kind, Role, ToolOutcome, counts, final_summary, quote_in_user_turns, read_codex,
+                              read_transcript, user_turns)
 
 from .build import FIXTURES, CodexWriter
 
@@ -73,6 +73,7 @@ def test_failures_from_exit_codes_and_harness_errors(rich):
         ("exec_command", ToolOutcome.SUCCEEDED, 0),
     ]
     assert "KeyError: 'items'" in results[0].text and not results[0].text.startswith("Chunk ID")
+    assert results[5].text.startswith("Process running with session ID 7\n")   # kept: a later call may end it
     assert counts(rich).failed_tool_calls == 3 and counts(rich).tool_calls == 8
 
 
@@ -164,3 +165,73 @@ def test_harness_items_in_a_user_message_never_become_prompts(tmp_path):
                              {"type": "input_text", "text": "fix the flaky test"}]}}]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     assert user_turns(read_codex(path)) == [(0, "fix the flaky test")]
+
+
+def _rollout(tmp_path, records, name="rollout-2026-10-01T09-00-00-0199c0de-0000-7000-8000-0000000000e1.jsonl"):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return read_codex(path)
+
+
+def _meta(version="0.46.0"):
+    return {"timestamp": "2026-10-01T09:00:00.000Z", "type": "session_meta",
+            "payload": {"id": "0199c0de-0000-7000-8000-0000000000e1", "cwd": "/w", "cli_version": version}}
+
+
+def _item(text):
+    return {"type": "response_item", "payload": {"type": "message", "role": "user",
+                                                 "content": [{"type": "input_text", "text": text}]}}
+
+
+def _event(text, **extra):
+    return {"type": "event_msg", "payload": {"type": "user_message", "message": text, "images": [], **extra}}
+
+
+def test_a_prompt_recorded_only_as_an_event_is_a_user_turn(tmp_path):
+    conv = _rollout(tmp_path, [_meta(), _event("rename the module, keep the API", kind="plain"),
+                               {"type": "response_item", "payload": {"type": "message", "role": "assistant",
+                                                                     "content": [{"type": "output_text",
+                                                                                  "text": "renamed"}]}}])
+    assert user_turns(conv) == [(0, "rename the module, keep the API")]
+    assert counts(conv).user_turns == 1 and quote_in_user_turns(conv, "keep the API") == 0
+
+
+@pytest.mark.parametrize("event_first", [False, True])
+def test_a_prompt_in_both_a_response_item_and_an_event_is_one_turn(tmp_path, event_first):
+    pair = [_event("fix the flaky test"), _item("fix the flaky test")]
+    conv = _rollout(tmp_path, [_meta()] + (pair if event_first else pair[::-1]))
+    assert user_turns(conv) == [(0, "fix the flaky test")]
+
+
+def test_the_same_prompt_typed_twice_is_two_turns(tmp_path):
+    conv = _rollout(tmp_path, [_meta(), _item("continue"), _event("continue"), _item("continue"), _event("continue"),
+                               _event("continue")])    # the last one only as an event
+    assert [text for _, text in user_turns(conv)] == ["continue"] * 3
+
+
+def test_the_real_rich_rollout_still_counts_each_prompt_once(rich):
+    # codex_rich has a response item and its user_message event for its first prompt
+    assert counts(rich).user_turns == 3
+
+
+def test_harness_text_sent_as_an_event_is_not_a_prompt(tmp_path):
+    conv = _rollout(tmp_path, [
+        _meta("0.42.0"),
+        _event("<user_instructions>\nuse tabs\n</user_instructions>", kind="user_instructions"),
+        _event("<environment_context>\n<cwd>/w</cwd>\n</environment_context>", kind="environment_context"),
+        _event("<environment_context>\n<cwd>/w</cwd>\n</environment_context>"),
+        _event("tidy the imports", kind="plain")])
+    assert user_turns(conv) == [(0, "tidy the imports")]
+
+
+def test_an_event_with_images_gets_image_placeholders(tmp_path):
+    conv = _rollout(tmp_path, [_meta(), _event("what is on this screen?", images=["data:image/png;base64,AAAA"])])
+    assert user_turns(conv) == [(0, "what is on this screen?\n\n[image]")]
+    assert all("base64" not in m.text for m in conv.messages)
+
+
+def test_an_event_of_unexpected_shape_is_no_prompt_and_no_crash(tmp_path):
+    conv = _rollout(tmp_path, [_meta(), {"type": "event_msg", "payload": {"type": "user_message", "message": {"a": 1},
+                                                                            "images": "nope"}},
+                               _event("ok then", images={"not": "a list"}), _item("ok then")])
+    assert user_turns(conv) == [(0, "ok then")] and conv.skipped == 0

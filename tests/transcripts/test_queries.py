@@ -8,7 +8,7 @@ from rose.tokens import estimate
 from rose.transcripts import (Counts, Kind, counts, digest, final_summary, normalize_quote, quote_in_user_turns,
                               read_claude, read_codex, task_prompt, user_turns)
 
-from .build import FIXTURES, ClaudeWriter
+from .build import FIXTURES, ClaudeWriter, CodexWriter
 
 
 @pytest.fixture(scope="module")
@@ -112,10 +112,11 @@ def test_final_summary_is_the_last_assistant_text_redacted(claude, codex, tmp_pa
 
 def test_public_api_is_pinned():
     assert sorted(transcripts.__all__) == [
-        "Agent", "Conversation", "Counts", "Digest", "Kind", "Message", "Role", "ToolOutcome",
-        "TranscriptError", "TranscriptNotFound", "TranscriptUnreadable",
-        "counts", "detect_agent", "digest", "final_summary", "normalize_quote", "quote_in_user_turns",
-        "read_claude", "read_codex", "read_transcript", "task_prompt", "user_turns",
+        "Agent", "Conversation", "Counts", "Digest", "ExecutionOutcome", "Kind", "Message", "Role", "ToolOutcome",
+        "TranscriptError", "TranscriptNotAFile", "TranscriptNotFound", "TranscriptUnreadable", "TurnCounts",
+        "count_since", "counts", "detect_agent", "digest", "execution_outcome", "final_summary",
+        "normalize_quote", "quote_in_user_turns", "read_claude", "read_codex", "read_transcript", "task_prompt",
+        "user_turns",
     ]
     for name in transcripts.__all__:
         assert hasattr(transcripts, name)
@@ -149,3 +150,89 @@ def test_system_made_messages_are_flagged_synthetic(claude):
     flagged = {m.kind for m in claude.messages if m.synthetic}
     assert flagged == {Kind.SYNTHETIC, Kind.INJECTED, Kind.COMPACTION}
     assert not any(m.synthetic for m in claude.messages if m.is_user_words)
+
+
+def test_a_quote_past_the_old_20k_clip_is_found(tmp_path):
+    # a prompt with a 60k paste: the quote sits in its middle, where a 20k clip would have cut it out
+    w = ClaudeWriter(tmp_path / "s.jsonl")
+    quote = "never retry a payment request without its idempotency key"
+    w.prompt("Here is the whole log:\n" + "log line with nothing in it\n" * 1100 + f"and remember: {quote}.\n"
+             + "more log lines\n" * 2000)
+    w.tool("Bash", {"command": "cat big"}, "x" * 10_000 + "tool output says always deploy on fridays" + "y" * 30_000)
+    conv = read_claude(w.close())
+    prompt = conv.messages[0]
+    assert len(prompt.text) > 55_000 and not prompt.truncated
+    assert quote_in_user_turns(conv, quote) == 0
+    assert quote_in_user_turns(conv, "always deploy on fridays") is None    # tool output stays out
+
+
+def beyond_the_cap(quote: str) -> str:
+    """A prompt longer than the reader's cap for user words, with quote inside the part the clip cuts out."""
+    from rose.transcripts.reading import USER_MAX_CHARS
+
+    total = USER_MAX_CHARS + 30_000
+    at = USER_MAX_CHARS * 2 // 3 + 15_000          # the clip keeps 2/3 of the cap from the head, 1/3 from the tail
+    return "start of a giant paste\n" + "a" * at + f" {quote} " + "b" * (total - at) + "\nend"
+
+
+def test_a_quote_beyond_the_readers_cap_is_checked_on_the_file(tmp_path):
+    w = ClaudeWriter(tmp_path / "s.jsonl")
+    quote = "the staging database is read-only on weekends"
+    w.prompt(beyond_the_cap(quote))
+    w.prompt("short one")
+    conv = read_claude(w.close())
+    assert conv.messages[0].truncated and quote not in conv.messages[0].text
+    assert quote_in_user_turns(conv, quote) == 0           # found by re-reading the file, one prompt at a time
+    assert quote_in_user_turns(conv, "short one") == 1
+    assert quote_in_user_turns(conv, "the staging database is writable") is None
+    (tmp_path / "s.jsonl").unlink()
+    assert quote_in_user_turns(conv, quote) is None         # the file is gone: not found, no crash
+
+
+def test_the_full_text_check_works_for_codex_too(tmp_path):
+    w = CodexWriter(tmp_path / "rollout-2026-11-30T10-00-00-0199c0de-0000-7000-8000-000000000001.jsonl")
+    quote = "keep the v1 endpoints until the mobile app ships"
+    w.say("ok")
+    w.prompt(beyond_the_cap(quote))
+    conv = read_codex(w.close())
+    assert conv.messages[1].truncated and quote not in conv.messages[1].text
+    assert quote_in_user_turns(conv, quote) == 1
+
+
+def test_user_words_are_bounded_in_total(tmp_path, monkeypatch):
+    from rose.transcripts import reading
+
+    w = ClaudeWriter(tmp_path / "s.jsonl")
+    for i in range(8):
+        w.prompt(f"paste {i} " + "z" * 60_000)
+    path = w.close()
+    monkeypatch.setattr(reading, "USER_TOTAL_CHARS", 150_000)
+    conv = read_claude(path)
+    sizes = [len(m.text) for m in conv.messages]
+    assert sum(sizes) <= 150_000 + 8 * reading.MAX_CHARS
+    assert sizes[0] > 60_000 and sizes[-1] < reading.MAX_CHARS + 100   # the budget spent, later ones are clipped
+    assert quote_in_user_turns(conv, "paste 7 " + "z" * 30_000) == 7    # and still checked on the full text
+
+
+def test_the_full_text_check_reads_a_huge_transcript_in_bounded_memory(tmp_path):
+    import tracemalloc
+
+    w = ClaudeWriter(tmp_path / "big.jsonl")
+    chunk = "".join(f"{i:08d} build log line with some words in it\n" for i in range(4000))  # ~200 KB
+    for i in range(110):
+        w.prompt(f"step {i}: run the build again")
+        w.tool("Bash", {"command": f"make build-{i}"}, chunk)
+    quote = "the cache must be warmed before the canary"
+    w.prompt(beyond_the_cap(quote))
+    path = w.close()
+    conv = read_claude(path)
+    size = path.stat().st_size
+    assert size > 20_000_000
+    tracemalloc.start()
+    try:
+        found = quote_in_user_turns(conv, quote)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert found == len(conv) - 1
+    assert peak < 4_000_000, f"peak {peak} bytes re-reading a {size} byte file"   # a few times its longest line

@@ -2,13 +2,19 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
+import threading
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
 from rose.errors import RoseError
-from rose.transcripts import (Agent, Kind, TranscriptNotFound, TranscriptUnreadable, detect_agent, read_claude,
-                              read_codex, read_transcript)
+from rose.model import Outcome
+from rose.transcripts import (Agent, Kind, TranscriptNotAFile, TranscriptNotFound, TranscriptUnreadable, count_since,
+                              counts, detect_agent, digest, execution_outcome, read_claude, read_codex,
+                              read_transcript)
 
 from .build import FIXTURES, ClaudeWriter
 
@@ -24,6 +30,77 @@ def test_missing_file_is_a_typed_error(tmp_path):
 def test_directory_is_unreadable(tmp_path):
     with pytest.raises(TranscriptUnreadable, match="is a directory"):
         read_transcript(tmp_path)
+    with pytest.raises(TranscriptNotAFile):
+        read_claude(tmp_path)
+
+
+def _within(fn, seconds: float = 5.0):
+    """What fn returned or raised, failing the test (instead of hanging it) if fn blocks."""
+    box: dict = {}
+
+    def run():
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 - handed back to the test
+            box["error"] = e
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "the call blocked"
+    return box
+
+
+READERS = [read_transcript, read_claude, read_codex, detect_agent, lambda p: count_since(p, 0)]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+@pytest.mark.parametrize("reader", READERS)
+def test_a_fifo_is_refused_without_blocking(tmp_path, reader):
+    fifo = tmp_path / "s.jsonl"
+    os.mkfifo(fifo)   # nobody ever writes to it: a blocking open would hang forever
+    box = _within(lambda: reader(fifo))
+    assert isinstance(box.get("error"), TranscriptNotAFile), box
+    assert "FIFO" in str(box["error"]) and box["error"].what.startswith("FIFO")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_fifo_swapped_in_after_the_stat_is_refused_without_blocking(tmp_path, monkeypatch):
+    regular = tmp_path / "s.jsonl"
+    regular.write_text((FIXTURES / "claude_session.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    fifo = tmp_path / "swapped"
+    os.mkfifo(fifo)
+    real_open = os.open
+    # the stat saw a regular file; by the time of the open the path names a FIFO
+    monkeypatch.setattr("rose.transcripts.reading._sys_open", lambda path, flags: real_open(fifo, flags))
+    box = _within(lambda: read_transcript(regular, agent="claude"))
+    assert isinstance(box.get("error"), TranscriptNotAFile) and "FIFO" in str(box["error"])
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="no unix sockets here")
+def test_a_socket_is_refused(tmp_path):
+    path = tmp_path / "s.sock"
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(path))
+        for reader in READERS:
+            box = _within(lambda: reader(path))
+            assert isinstance(box.get("error"), TranscriptNotAFile) and "socket" in str(box["error"])
+    finally:
+        server.close()
+
+
+@pytest.mark.skipif(not Path("/dev/null").exists(), reason="no /dev/null")
+def test_a_device_is_refused():
+    for reader in READERS:
+        box = _within(lambda: reader(Path("/dev/zero") if Path("/dev/zero").exists() else Path("/dev/null")))
+        assert isinstance(box.get("error"), TranscriptNotAFile) and "character device" in str(box["error"])
+
+
+def test_a_symlink_to_a_transcript_is_read(tmp_path):
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(FIXTURES / "claude_session.jsonl")
+    assert read_transcript(link).session_id == "2e192d99-9243-4a0a-a230-0503296cc3d4"
 
 
 def test_permission_denied_is_unreadable(tmp_path, monkeypatch):
@@ -33,7 +110,7 @@ def test_permission_denied_is_unreadable(tmp_path, monkeypatch):
     def denied(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("rose.transcripts.reading.open", denied, raising=False)   # root ignores chmod 0
+    monkeypatch.setattr("rose.transcripts.reading._sys_open", denied)   # root ignores chmod 0
     with pytest.raises(TranscriptUnreadable, match="permission denied"):
         read_claude(path)
 
@@ -154,7 +231,8 @@ def _mutate(value, rng):
 
 
 @pytest.mark.parametrize("name", ["claude_rich.jsonl", "codex_rich.jsonl", "claude_session.jsonl",
-                                  "codex_rollout.jsonl"])
+                                  "codex_rollout.jsonl", "claude_outcome.jsonl", "codex_outcome.jsonl",
+                                  "codex_outcome_old.jsonl"])
 def test_lines_of_unexpected_shape_never_crash_a_read(tmp_path, name):
     import random
 
@@ -172,6 +250,11 @@ def test_lines_of_unexpected_shape_never_crash_a_read(tmp_path, name):
         conv = reader(path)
         assert all(isinstance(m.text, str) for m in conv.messages)
         assert all(reason.startswith("line ") for reason in conv.skip_reasons)
+        # and nothing built on a conversation crashes on one either
+        assert digest(conv, budget_tokens=500).tokens <= 600
+        assert execution_outcome(conv).outcome in set(Outcome)
+        got, offset = count_since(path, 0, agent=conv.agent)
+        assert offset == path.stat().st_size and got.user_turns == counts(conv).user_turns
 
 
 def test_a_byte_order_mark_is_ignored(tmp_path):

@@ -3,7 +3,10 @@
 Only `user`, `assistant`, `attachment` (hook context) and `system` (compaction) lines carry the conversation;
 queue operations, API request records, prompt snapshots and the rest are bookkeeping. Rules applied here:
 
-* sidechain lines (`isSidechain: true`: sub-agents, the compaction agent) are dropped;
+* sidechain lines (`isSidechain: true`: sub-agents, the compaction agent) are dropped from a session's transcript;
+  a sub-agent's own file (`agent-<id>.jsonl`, every line a sidechain line) is read as that sub-agent's
+  conversation: session id (the parent session's), cwd, version and agent id come from its lines, and its "user"
+  text, written by the parent agent, is SYNTHETIC, never the user's words;
 * the blocks of one assistant API message arrive one per line, sharing `message.id`: consecutive text (or
   thinking) blocks of one message become one message; each `tool_use` is its own TOOL_CALL;
 * a `user` line made of `tool_result` blocks is tool output (role tool), never the user's words; `is_error`
@@ -31,14 +34,20 @@ def read_claude(path: str | Path, *, max_chars: int = MAX_CHARS,
                 max_line_bytes: int = MAX_LINE_BYTES) -> Conversation:
     """Read a Claude Code transcript into one normalized Conversation (see the module docstring)."""
     path = Path(path)
-    conv = Conversation(agent=Agent.CLAUDE, session_id=path.stem, path=path)
-    reader = _ClaudeReader(Builder(conv, max_chars))
+    conv = new_claude_conversation(path)
+    reader = ClaudeReader(Builder(conv, max_chars))
     feed_all(iter_records(path, conv, max_line_bytes), reader.feed, conv)
-    conv.subagent = reader.sidechain_lines > 0 and reader.main_lines == 0
+    reader.finish()
     return conv
 
 
-class _ClaudeReader:
+def new_claude_conversation(path: Path) -> Conversation:
+    return Conversation(agent=Agent.CLAUDE, session_id=path.stem, path=path)
+
+
+class ClaudeReader:
+    """Turns Claude Code records, fed in file order, into messages on the builder's conversation."""
+
     def __init__(self, builder: Builder):
         self.b = builder
         self.conv = builder.conv
@@ -48,15 +57,25 @@ class _ClaudeReader:
         self.session_known = False
         self.sidechain_lines = 0
         self.main_lines = 0
+        # a sub-agent's own file: named agent-<id>.jsonl, or its first conversation line is a sidechain line
+        self.subagent_file: bool | None = True if builder.conv.path.name.startswith("agent-") else None
+
+    def finish(self) -> None:
+        self.conv.subagent = bool(self.subagent_file) or (self.sidechain_lines > 0 and self.main_lines == 0)
 
     def feed(self, rec: dict[str, Any]) -> None:
         kind = rec.get("type")
         if kind not in ("user", "assistant", "attachment", "system"):
             return
-        if rec.get("isSidechain") is True:
+        sidechain = rec.get("isSidechain") is True
+        if self.subagent_file is None:
+            self.subagent_file = sidechain
+        if sidechain:
             self.sidechain_lines += 1
-            return
-        self.main_lines += 1
+            if not self.subagent_file:
+                return
+        else:
+            self.main_lines += 1
         uuid = rec.get("uuid")
         if isinstance(uuid, str):
             if uuid in self.seen_uuids:
@@ -81,6 +100,11 @@ class _ClaudeReader:
             self.conv.cwd = rec["cwd"]
         if self.conv.version is None and isinstance(rec.get("version"), str):
             self.conv.version = rec["version"]
+        if self.subagent_file and self.conv.agent_id is None:
+            agent_id = rec.get("agentId")
+            stem = self.conv.path.stem
+            self.conv.agent_id = agent_id if isinstance(agent_id, str) and agent_id else (
+                stem[len("agent-"):] if stem.startswith("agent-") else None)
 
     # -- user lines: prompts, tool results, compaction summaries, harness notes ----------------------------------
 
@@ -116,8 +140,8 @@ class _ClaudeReader:
         kind, kept = classify_user_text(text)
         if kind is None:
             return
-        if system_made and kind in (Kind.PROMPT, Kind.COMMAND):
-            kind, kept = Kind.SYNTHETIC, text
+        if (system_made or self.subagent_file) and kind in (Kind.PROMPT, Kind.COMMAND):
+            kind, kept = Kind.SYNTHETIC, text   # the harness's, or the parent agent's words to its sub-agent
         self.b.add(kind, kept, timestamp=ts)
 
     def _tool_result(self, block: dict[str, Any], ts: str | None) -> None:

@@ -1,12 +1,16 @@
 """Codex rollouts: ~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<thread id>.jsonl, lines {timestamp, type, payload}.
 
 The conversation is in `response_item` lines (messages, reasoning, tool calls and their outputs); `event_msg`
-lines mostly repeat them and are read only for exit codes; `compacted` marks a compaction. Rules applied here:
+lines mostly repeat them and are read for exit codes and for prompts; `compacted` marks a compaction. Rules
+applied here:
 
 * a user-role message mixes the user's text with harness items (environment context, AGENTS.md, skill lists):
   each content item is classified on its own, by the provenance Codex records beside it
   (`internal_chat_message_metadata_passthrough`: kind `user.text`, provenance `user` / `harness`) and, in
   rollouts without that metadata, by its markup;
+* a prompt recorded as an `event_msg` of type `user_message` (older rollouts record some prompts only there)
+  is a prompt too, unless the same text is also a response_item user message, written just before or after it:
+  each typed prompt is one message, whichever of the two lines comes first;
 * developer messages are harness instructions; those carrying hook additionalContext become INJECTED;
 * an assistant message flagged `compaction_output` is a compaction summary, not the agent speaking;
 * item ids name single items, not API responses, so `response_id` stays None (a response is a run of items);
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +31,7 @@ from rose.transcripts.model import Agent, Conversation, Kind, Message, ToolOutco
 from rose.transcripts.reading import MAX_CHARS, MAX_LINE_BYTES, Builder, as_text, compact_json, feed_all, iter_records
 
 _UUID_TAIL_RE = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.I)
+_WS_RE = re.compile(r"\s+")
 _EXIT_RE = re.compile(r"^(?:Process exited with code|Exit code:?)\s+(-?\d+)\s*$")
 _HARNESS_ERRORS = (
     "failed to parse function arguments", "execution error", "apply_patch verification failed",
@@ -40,14 +46,24 @@ def read_codex(path: str | Path, *, max_chars: int = MAX_CHARS,
                max_line_bytes: int = MAX_LINE_BYTES) -> Conversation:
     """Read a Codex rollout into one normalized Conversation (see the module docstring)."""
     path = Path(path)
-    m = _UUID_TAIL_RE.search(path.stem)
-    conv = Conversation(agent=Agent.CODEX, session_id=m.group(1) if m else path.stem, path=path)
-    reader = _CodexReader(Builder(conv, max_chars))
+    conv = new_codex_conversation(path)
+    reader = CodexReader(Builder(conv, max_chars))
     feed_all(iter_records(path, conv, max_line_bytes), reader.feed, conv)
+    reader.finish()
     return conv
 
 
-class _CodexReader:
+def new_codex_conversation(path: Path) -> Conversation:
+    m = _UUID_TAIL_RE.search(path.stem)
+    return Conversation(agent=Agent.CODEX, session_id=m.group(1) if m else path.stem, path=path)
+
+
+_PAIR_WINDOW = 16   # prompts remembered while waiting for their twin (the response item or the event)
+
+
+class CodexReader:
+    """Turns Codex rollout records, fed in file order, into messages on the builder's conversation."""
+
     def __init__(self, builder: Builder):
         self.b = builder
         self.conv = builder.conv
@@ -56,6 +72,11 @@ class _CodexReader:
         self.results: dict[str, Message] = {}                 # call id -> its TOOL_RESULT
         self.exit_events: dict[str, tuple[bool, int | None]] = {}  # call id -> (failed, exit code) seen first
         self.open_compaction: Message | None = None
+        self.item_prompts: deque[str] = deque(maxlen=_PAIR_WINDOW)   # response-item prompts without their event
+        self.event_prompts: deque[str] = deque(maxlen=_PAIR_WINDOW)  # event prompts without their response item
+
+    def finish(self) -> None:
+        pass
 
     def feed(self, rec: dict[str, Any]) -> None:
         kind = rec.get("type")
@@ -71,7 +92,7 @@ class _CodexReader:
         elif kind == "response_item":
             self._item(payload, rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}, ts)
         elif kind == "event_msg":
-            self._event(payload)
+            self._event(payload, ts)
         elif kind == "compacted":
             self._compacted(payload, ts)
 
@@ -161,6 +182,11 @@ class _CodexReader:
             else:
                 merged.append((kind, text))
         for kind, text in merged:
+            if kind in (Kind.PROMPT, Kind.COMMAND):
+                key = _prompt_key(text)
+                if _take(self.event_prompts, key):
+                    continue   # already added from its user_message event
+                self.item_prompts.append(key)
             self.b.add(kind, text, timestamp=ts)
 
     def _call(self, kind: str, p: dict[str, Any], ts: str | None) -> None:
@@ -199,11 +225,13 @@ class _CodexReader:
         if call_id:
             self.results[call_id] = msg
 
-    # -- events: exit codes only --------------------------------------------------------------------------------
+    # -- events: exit codes, and prompts recorded only as an event ------------------------------------------------
 
-    def _event(self, p: dict[str, Any]) -> None:
+    def _event(self, p: dict[str, Any], ts: str | None) -> None:
         kind = p.get("type")
-        if kind == "exec_command_end":
+        if kind == "user_message":
+            self._user_event(p, ts)
+        elif kind == "exec_command_end":
             code = p.get("exit_code")
             self._exit(_str(p.get("call_id")), isinstance(code, int) and code != 0, code)
         elif kind == "item_completed" and isinstance(p.get("item"), dict):
@@ -214,6 +242,24 @@ class _CodexReader:
                 self._exit(_str(item.get("id")), failed, code)
         elif kind == "patch_apply_end":
             self._exit(_str(p.get("call_id")), p.get("success") is False, None)
+
+    def _user_event(self, p: dict[str, Any], ts: str | None) -> None:
+        if p.get("kind") not in (None, "plain"):
+            return   # older rollouts also sent AGENTS.md and the environment this way; response items carry them
+        text = p.get("message")
+        if not isinstance(text, str):
+            return
+        kind, kept = classify_user_text(text)
+        if kind not in (Kind.PROMPT, Kind.COMMAND):
+            return
+        key = _prompt_key(kept)
+        if _take(self.item_prompts, key):
+            return   # the response item came first
+        images = [i for key in ("images", "local_images") if isinstance(p.get(key), list) for i in p[key] if i]
+        if images:
+            kept = "\n\n".join([kept] + ["[image]"] * len(images))
+        self.event_prompts.append(key)
+        self.b.add(kind, kept, timestamp=ts)
 
     def _exit(self, call_id: str | None, failed: bool, code: Any) -> None:
         if not call_id:
@@ -263,20 +309,22 @@ def _strip_header(raw: str) -> tuple[int | None, bool, str]:
         m = _EXIT_RE.match(raw.split("\n", 1)[0])
         return (int(m.group(1)) if m else None), False, raw
     exit_code: int | None = None
-    running = False
+    running: str | None = None
     lines = raw.split("\n", 8)
     for i, line in enumerate(lines[:8]):
         if line.strip() == "Output:":
-            return exit_code, running, "\n".join(lines[i + 1:])
+            body = "\n".join(lines[i + 1:])
+            # a command still running keeps that line: a later write_stdin to the session gives its end
+            return exit_code, running is not None, f"{running}\n{body}" if running else body
         m = _EXIT_RE.match(line)
         if m:
             exit_code = int(m.group(1))
         elif line.startswith("Process running with session ID"):
-            running = True
+            running = line.strip()
         elif not line.startswith(("Chunk ID:", "Wall time:", "Original token count:", "Total output lines:",
                                   "Command:")):
             break
-    return exit_code, running, raw
+    return exit_code, running is not None, raw
 
 
 def _provenance(metadata: Any, i: int) -> str | None:
@@ -296,6 +344,20 @@ def _is_hook_context(passthrough: dict[str, Any]) -> bool:
         return True
     metadata = passthrough.get("content_item_metadata")
     return isinstance(metadata, list) and any(_provenance(metadata, i) == "hook" for i in range(len(metadata)))
+
+
+def _prompt_key(text: str) -> str:
+    """What a prompt's response item and its event have in common: its words, without image placeholders."""
+    return _WS_RE.sub(" ", text.replace("[image]", "")).strip()
+
+
+def _take(pending: deque[str], key: str) -> bool:
+    """Remove key from pending (the first occurrence) and say whether it was there."""
+    try:
+        pending.remove(key)
+    except ValueError:
+        return False
+    return True
 
 
 def _str(value: Any) -> str | None:

@@ -1,23 +1,26 @@
 """The session digest: a redacted, budgeted text of a conversation for the reflection and attribution judges.
 
 Each kept message is one entry `[n] label: text`, in chronological order, so a judge can cite
-`session://<session>/message/<n>`. What is kept, most important first (the `Tier`s):
+`session://<session>/message/<n>`. The kinds of entry (the `Tier`s):
 
-    USER       every prompt and command, verbatim
+    USER       every prompt and command, verbatim while it fits
     FINAL      the agent's last text before each next prompt (its answer), compaction markers
     REASONING  the agent's visible reasoning
-    FAILURE    failed tool calls: tool, input summary, exit code and the error output
+    FAILURE    failed tool calls: tool, input summary, exit code and the error output (its end kept first)
     MIDDLE     the agent's other texts
     TOOL_OK    successful tool calls, one line each (tool + input summary), no output
     NOTE       synthetic prompts and injected context, one line each
 
 Over budget, the digest gives way in this order: NOTE and TOOL_OK entries go (oldest first); MIDDLE texts are
-trimmed, then go; REASONING, FAILURE and FINAL entries are trimmed (head and tail kept; more of the tail for an
-error) down to a floor; then REASONING and FAILURE entries share what is left after the user's words and the
-answers, half each, losing their oldest entries to fit; then the oldest answers go (the last one stays); the
-user's words are touched only when they alone exceed the budget: the longest are trimmed first, and the first
-and last prompts stay. Room a late cut frees goes back, most important first: entries left out return (newest
-first, trimmed), then trimmed entries grow.
+trimmed, then go; long prompts (pastes) are cut to LONG_SOFT; then the four core tiers (user words, failures,
+answers, reasoning) split the room deliberately: each is first guaranteed its minimum (every short prompt whole;
+a few failures and reasoning blocks; the last answer), and what is left is shared by weight; within its share a
+tier trims its entries to a floor and then keeps them by rank (failures and reasoning spread over the whole
+session, not the newest only). The split and its measurements: the comment above SHORT_PROMPT, and
+docs/benchmarks-digest.md. A user's short prompt (a correction) is never cut or left out while the user's words
+fit in the user's share; long pastes are always cut before it.
+Room a late cut frees goes back: entries left out return (best rank first, at their floor), then trimmed entries
+grow together, and long prompts grow last.
 Every piece of text goes through `redact()` before it is cut (so no secret is ever half-cut), and the finished
 digest once more.
 """
@@ -75,6 +78,7 @@ class Digest:
 def digest(conversation: Conversation, budget_tokens: int = DEFAULT_BUDGET_TOKENS) -> Digest:
     """A redacted text of about budget_tokens (rose.tokens.estimate) covering the session (module docstring)."""
     entries = _entries(conversation)
+    _rank(entries, conversation)
     header = redact(_header(conversation))
     target = budget_tokens * CHARS_PER_TOKEN
     # Pass 1 plans on unredacted text, so a long session only pays redaction for what survives; pass 2 redacts
@@ -105,6 +109,7 @@ class _Entry:
     body: str = ""                 # source tidied and cut to start_cap; redacted once the entry survives pass 1
     cap: int | None = None         # the cut the budget imposes on body
     dropped: bool = False
+    rank: int = 0                  # the order its tier keeps entries in when not all fit (0 first)
 
     def __post_init__(self) -> None:
         tidy = _tidy(self.source)
@@ -269,26 +274,125 @@ def _header(conv: Conversation) -> str:
 
 
 # -- fitting the budget ----------------------------------------------------------------------------------------
+#
+# The split, measured by bench/bench_digest.py (docs/benchmarks-digest.md says why these numbers):
+#
+#   room        the budget less the header and a reserve for the "left out" line
+#   guarantee   each core tier is first given its minimum, up to a share of the room:
+#                 user words   every short prompt whole, every long one at LONG_FLOOR       up to 55%
+#                 failures     the first FAIL_GUARANTEE failures (by rank) at their floor    up to 15%
+#                 answers      the last answer at its floor                                  up to  8%
+#                 reasoning    the first REASON_GUARANTEE blocks (by rank) at their floor    up to 10%
+#   the rest    goes to what each tier still wants, in proportion to WEIGHTS (water-filling: a tier that
+#               wants less than its part gives the difference to the others)
+#
+# Within its allowance a tier trims its entries (longest first, down to the floor), then keeps its entries in
+# rank order:
+#   user words  the first and last prompts, then short prompts (newest first), then long ones
+#   failures    spread over the session (the last, the first, then midpoints), one of each distinct error
+#               first, repeats of an error after
+#   reasoning   blocks right after feedback (a failure or a prompt) first, spread; then the others, spread
+#   answers     the last, then newest first; compaction markers always
+# Room left at the end comes back: dropped core entries return (by rank, at the floor), trimmed ones grow
+# together (up to their starting length; a long prompt only to LONG_SOFT), the assistant's other texts and
+# the one-line entries return, and only then may long prompts grow past LONG_SOFT.
 
-_FLOOR_SOFT = {Tier.MIDDLE: 200, Tier.REASONING: 500, Tier.FAILURE: 400, Tier.FINAL: 700}
-_FLOOR_HARD = {Tier.REASONING: 200, Tier.FAILURE: 240, Tier.FINAL: 300}
-_USER_FLOOR = 120
-_USER_FLOOR_LAST_RESORT = 40
+SHORT_PROMPT = 600             # a prompt this long or shorter is never trimmed while the user's share holds it
+LONG_SOFT = 1200               # long prompts (pastes) are cut to this before any other core tier loses anything
+LONG_FLOOR = 400
+FAIL_GUARANTEE = 3
+REASON_GUARANTEE = 2
+GUARANTEE_SHARE = {Tier.USER: 0.55, Tier.FAILURE: 0.15, Tier.FINAL: 0.08, Tier.REASONING: 0.10}
+WEIGHTS = {Tier.USER: 0.05, Tier.FAILURE: 0.25, Tier.FINAL: 0.20, Tier.REASONING: 0.50}
+CORE = (Tier.USER, Tier.FAILURE, Tier.FINAL, Tier.REASONING)
+_FLOOR = {Tier.USER: 200, Tier.FAILURE: 200, Tier.FINAL: 200, Tier.REASONING: 200, Tier.MIDDLE: 200}
 _OMITTED_LINE_RESERVE = 200
 
 
+def _spread(m: int) -> list[int]:
+    """0..m-1 in an order that covers the range evenly at every prefix: the last, the first, then midpoints."""
+    if m <= 0:
+        return []
+    order = [m - 1] + ([0] if m > 1 else [])
+    intervals = [(0, m - 1)]
+    while intervals:
+        nxt = []
+        for lo, hi in intervals:
+            if hi - lo > 1:
+                mid = (lo + hi) // 2
+                order.append(mid)
+                nxt += [(lo, mid), (mid, hi)]
+        intervals = nxt
+    return order
+
+
+def _signature(text: str) -> str:
+    """What makes two failures the same error: the last line of the output, numbers and hex blurred."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    return re.sub(r"0x[0-9a-f]+|\d+", "#", last.strip().lower())[:160]
+
+
+def _rank(entries: list[_Entry], conv: Conversation) -> None:
+    """Each entry's rank within its tier: the order in which the tier keeps entries when not all fit."""
+    by_tier: dict[Tier, list[_Entry]] = {}
+    for e in entries:
+        by_tier.setdefault(e.tier, []).append(e)
+    for tier, items in by_tier.items():
+        if tier is Tier.FAILURE:
+            last_of: dict[str, int] = {}
+            for i, e in enumerate(items):
+                last_of[_signature(e.source)] = i
+            firsts = sorted(last_of.values())
+            first_set = set(firsts)
+            repeats = [i for i in range(len(items)) if i not in first_set]
+            order = [firsts[j] for j in _spread(len(firsts))] + [repeats[j] for j in _spread(len(repeats))]
+        elif tier is Tier.REASONING:
+            fed = [i for i, e in enumerate(items) if _after_feedback(conv, e.n)]
+            fed_set = set(fed)
+            rest = [i for i in range(len(items)) if i not in fed_set]
+            order = [fed[j] for j in _spread(len(fed))] + [rest[j] for j in _spread(len(rest))]
+        elif tier is Tier.USER:
+            ends = [len(items) - 1, 0] if len(items) > 1 else [0]
+            short = [i for i in reversed(range(len(items))) if i not in ends and len(items[i].body) <= SHORT_PROMPT]
+            long = [i for i in reversed(range(len(items))) if i not in ends and len(items[i].body) > SHORT_PROMPT]
+            order = ends + short + long
+        elif tier is Tier.FINAL:
+            markers = [i for i, e in enumerate(items) if not e.source]
+            texts = [i for i in reversed(range(len(items))) if items[i].source]
+            order = markers + texts
+        else:
+            order = list(reversed(range(len(items))))   # newest first
+        for r, i in enumerate(order):
+            items[i].rank = r
+
+
+def _after_feedback(conv: Conversation, n: int) -> bool:
+    """Whether the message before reasoning n (skipping the agent's own blocks) is a failure or a prompt."""
+    for m in reversed(conv.messages[max(0, n - 6):n]):
+        if m.kind in (Kind.REASONING, Kind.TEXT):
+            continue
+        return (m.kind is Kind.TOOL_RESULT and m.failed) or m.kind in (Kind.PROMPT, Kind.COMMAND)
+    return False
+
+
 class _Plan:
-    """The entries' current cuts and drops, with the rendered size kept up to date incrementally."""
+    """The entries' current cuts and drops, with the rendered size kept up to date incrementally.
+
+    Only entries in `eligible` may come back once dropped (in the second pass, those whose text was redacted)."""
 
     def __init__(self, entries: list[_Entry], header: str, target_chars: int):
         self.entries = entries
         self.header = header
         self.target = target_chars
         self.total = sum(e.cost() for e in entries if not e.dropped)
+        self.eligible = {id(e) for e in entries if not e.dropped}
         self.dropped: dict[Tier, int] = {}
         for e in entries:
             if e.dropped:
                 self.dropped[e.tier] = self.dropped.get(e.tier, 0) + 1
+
+    # -- size --------------------------------------------------------------------------------------------------
 
     def size(self) -> int:
         return len(self.header) + 1 + self.total + len(self._omitted_line()) + 1
@@ -313,7 +417,10 @@ class _Plan:
     def cost_of(self, tier: Tier) -> int:
         return sum(e.cost() for e in self.of(tier))
 
+    # -- moves -------------------------------------------------------------------------------------------------
+
     def set_cap(self, e: _Entry, cap: int | None) -> None:
+        cap = cap if cap is not None and cap < len(e.body) else None
         self.total += e.cost(cap if cap is not None else len(e.body)) - e.cost()
         e.cap = cap
 
@@ -321,91 +428,6 @@ class _Plan:
         self.total -= e.cost()
         e.dropped = True
         self.dropped[e.tier] = self.dropped.get(e.tier, 0) + 1
-
-    def drop_oldest(self, tier: Tier, keep_last: int = 0, down_to: int | None = None) -> None:
-        """Drop the tier's oldest entries until the digest fits (or the tier costs at most down_to)."""
-        candidates = self.of(tier)
-        cost = sum(e.cost() for e in candidates)
-        for e in candidates[:max(0, len(candidates) - keep_last)]:
-            if (down_to is None and self.fits()) or (down_to is not None and cost <= down_to):
-                return
-            cost -= e.cost()
-            self.drop(e)
-
-    def cap_tier(self, entries: list[_Entry], floor: int) -> None:
-        """The largest common cut >= floor that fits (water-filling: the longest entries are cut first)."""
-        entries = [e for e in entries if len(e.body) > floor]
-        if not entries:
-            return
-        others = self.size() - sum(e.cost() for e in entries)
-
-        def size_at(cap: int) -> int:
-            return others + sum(e.cost(cap) for e in entries)
-
-        lo, hi = floor, max(len(e.body) for e in entries)
-        if size_at(hi) <= self.target:
-            best = hi
-        elif size_at(lo) > self.target:
-            best = lo
-        else:
-            while lo < hi:   # the largest cut in [lo, hi] that fits
-                mid = (lo + hi + 1) // 2
-                if size_at(mid) <= self.target:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            best = lo
-        for e in entries:
-            self.set_cap(e, best if best < len(e.body) else None)
-
-    def fit(self) -> None:
-        steps = [
-            lambda: self.drop_oldest(Tier.NOTE),
-            lambda: self.drop_oldest(Tier.TOOL_OK),
-            lambda: self.cap_tier(self.of(Tier.MIDDLE), _FLOOR_SOFT[Tier.MIDDLE]),
-            lambda: self.drop_oldest(Tier.MIDDLE),
-            lambda: self.cap_tier(self.of(Tier.REASONING), _FLOOR_SOFT[Tier.REASONING]),
-            lambda: self.cap_tier(self.of(Tier.FAILURE), _FLOOR_SOFT[Tier.FAILURE]),
-            lambda: self.cap_tier(self.of(Tier.FINAL), _FLOOR_SOFT[Tier.FINAL]),
-            lambda: self.cap_tier(self.of(Tier.REASONING), _FLOOR_HARD[Tier.REASONING]),
-            lambda: self.cap_tier(self.of(Tier.FAILURE), _FLOOR_HARD[Tier.FAILURE]),
-            lambda: self.cap_tier(self.of(Tier.FINAL), _FLOOR_HARD[Tier.FINAL]),
-            self._share_reasoning_and_failures,
-            lambda: self.drop_oldest(Tier.FINAL, keep_last=1),
-            self._fit_user_words,
-        ]
-        for step in steps:
-            if self.fits():
-                break
-            step()
-        self._refill()
-
-    def _share_reasoning_and_failures(self) -> None:
-        """Reasoning and failures split what is left after the user's words and the answers, half each (one
-        tier's unused half goes to the other), and each loses its oldest entries down to its share."""
-        reasoning, failures = self.cost_of(Tier.REASONING), self.cost_of(Tier.FAILURE)
-        room = self.target - (self.size() - reasoning - failures) - _OMITTED_LINE_RESERVE
-        room = max(0, room)
-        failure_share = max(room // 2, room - reasoning)
-        reasoning_share = room - min(failures, failure_share)
-        self.drop_oldest(Tier.FAILURE, down_to=failure_share)
-        self.drop_oldest(Tier.REASONING, down_to=reasoning_share)
-        self.drop_oldest(Tier.FAILURE)      # in case the omitted line outgrew its reserve
-        self.drop_oldest(Tier.REASONING)
-
-    def _fit_user_words(self) -> None:
-        """Only the user's words are left over budget: trim the longest middle prompts, then drop middle prompts
-        (oldest first), and only then cut the first and last prompts, which stay to the end."""
-        users = self.of(Tier.USER)
-        middle = users[1:-1]
-        self.cap_tier(middle, _USER_FLOOR)
-        for e in middle:
-            if self.fits():
-                return
-            self.drop(e)
-        self.cap_tier(self.of(Tier.USER), _USER_FLOOR_LAST_RESORT)
-        if not self.fits():
-            self.drop_oldest(Tier.FINAL)
 
     def undrop(self, e: _Entry, cap: int | None) -> None:
         e.dropped = False
@@ -415,22 +437,154 @@ class _Plan:
         if not self.dropped[e.tier]:
             del self.dropped[e.tier]
 
+    def drop_oldest(self, tier: Tier) -> None:
+        for e in self.of(tier):
+            if self.fits():
+                return
+            self.drop(e)
+
+    def cap_to(self, entries: list[_Entry], floor: int, limit: int | None = None,
+               ceiling: dict[int, int] | None = None) -> None:
+        """The largest common cut >= floor (water-filling: the longest entries are cut first) under which these
+        entries cost at most `limit` (or, without one, the digest fits). `ceiling` bounds an entry's growth."""
+        def top(e: _Entry) -> int:
+            return min(len(e.body), ceiling.get(id(e), len(e.body))) if ceiling else len(e.body)
+
+        fixed = sum(e.cost() for e in entries if top(e) <= floor)   # listed, but already at or under the floor
+        entries = [e for e in entries if top(e) > floor]
+        if not entries:
+            return
+        others = self.size() - sum(e.cost() for e in entries)
+
+        def over(cap: int) -> bool:
+            cost = sum(e.cost(min(cap, top(e))) for e in entries)
+            return fixed + cost > limit if limit is not None else others + cost > self.target
+
+        lo, hi = floor, max(top(e) for e in entries)
+        if not over(hi):
+            best = hi
+        elif over(lo):
+            best = lo
+        else:
+            while lo < hi:   # the largest cut in [lo, hi] that fits
+                mid = (lo + hi + 1) // 2
+                if over(mid):
+                    hi = mid - 1
+                else:
+                    lo = mid
+            best = lo
+        for e in entries:
+            self.set_cap(e, min(best, top(e)))
+
+    def keep_by_rank(self, tier: Tier, limit: int) -> None:
+        """Drop the tier's entries of worst rank until it costs at most limit."""
+        cost = self.cost_of(tier)
+        for e in sorted(self.of(tier), key=lambda e: -e.rank):
+            if cost <= limit:
+                return
+            cost -= e.cost()
+            self.drop(e)
+
+    # -- the fit -----------------------------------------------------------------------------------------------
+
+    def fit(self) -> None:
+        if not self.fits():
+            self.drop_oldest(Tier.NOTE)
+        if not self.fits():
+            self.drop_oldest(Tier.TOOL_OK)
+        if not self.fits():
+            self.cap_to(self.of(Tier.MIDDLE), _FLOOR[Tier.MIDDLE])
+        if not self.fits():
+            self.drop_oldest(Tier.MIDDLE)
+        if not self.fits():   # pastes and other long prompts give way before anything that matters more
+            self.cap_to([e for e in self.of(Tier.USER) if len(e.body) > SHORT_PROMPT], LONG_SOFT)
+        if not self.fits():
+            self._share_core()
+        self._refill()
+
+    def _room(self) -> int:
+        core = sum(self.cost_of(t) for t in CORE)
+        return max(0, self.target - (self.size() - core) - _OMITTED_LINE_RESERVE)
+
+    def _minimum(self, tier: Tier) -> int:
+        items = self.of(tier)
+        floor = _FLOOR[tier]
+        if tier is Tier.USER:
+            return sum(e.cost() if len(e.body) <= SHORT_PROMPT else e.cost(LONG_FLOOR) for e in items)
+        ranked = sorted(items, key=lambda e: e.rank)
+        take = {Tier.FAILURE: FAIL_GUARANTEE, Tier.REASONING: REASON_GUARANTEE}.get(tier)
+        if tier is Tier.FINAL:
+            ranked = [e for e in ranked if not e.source] + [e for e in ranked if e.source][:1]
+        elif take is not None:
+            ranked = ranked[:take]
+        return sum(e.cost(floor) for e in ranked)
+
+    def _share_core(self) -> None:
+        room = self._room()
+        need = {t: self.cost_of(t) for t in CORE}
+        alloc = {t: min(need[t], self._minimum(t), int(GUARANTEE_SHARE[t] * room)) for t in CORE}
+        left = room - sum(alloc.values())
+        wants = {t: need[t] - alloc[t] for t in CORE}
+        active = [t for t in CORE if wants[t] > 0]
+        while left > 0 and active:   # weighted water-filling of what is left
+            total_w = sum(WEIGHTS[t] for t in active)
+            part = {t: left * WEIGHTS[t] / total_w for t in active}
+            satisfied = [t for t in active if wants[t] <= part[t]]
+            if not satisfied:
+                for t in active:
+                    alloc[t] += int(part[t])
+                break
+            for t in satisfied:
+                alloc[t] += wants[t]
+                left -= wants[t]
+                wants[t] = 0
+            active = [t for t in active if wants[t] > 0]
+        for t in CORE:
+            self._fit_tier(t, alloc[t])
+
+    def _fit_tier(self, tier: Tier, limit: int) -> None:
+        if self.cost_of(tier) <= limit:
+            return
+        if tier is Tier.USER:
+            long = [e for e in self.of(tier) if len(e.body) > SHORT_PROMPT]
+            self.cap_to(long, LONG_FLOOR, limit - (self.cost_of(tier) - sum(e.cost() for e in long)))
+            if self.cost_of(tier) > limit:
+                self.cap_to(self.of(tier), _FLOOR[tier], limit)
+        else:
+            self.cap_to(self.of(tier), _FLOOR[tier], limit)
+        self.keep_by_rank(tier, limit)
+
     def _refill(self) -> None:
-        """Room freed by a late cut goes back: first to entries left out (by tier, newest first, at their floor;
-        a tier's entries come back only when every more important one has), then to trimmed entries."""
-        for tier in Tier:
-            floor = _USER_FLOOR if tier is Tier.USER else _FLOOR_HARD.get(tier, _FLOOR_SOFT.get(tier))
-            for e in reversed([e for e in self.entries if e.tier is tier and e.dropped]):
-                self.undrop(e, floor)
-                if not self.fits():
-                    self.drop(e)
-                    break
-            else:
-                continue
-            break
-        for tier in (Tier.USER, Tier.FINAL, Tier.REASONING, Tier.FAILURE, Tier.MIDDLE):
-            trimmed = [e for e in self.of(tier) if e.trimmed]
-            if not trimmed or not self.fits():
-                continue
-            floor = min(e.cap for e in trimmed if e.cap is not None)
-            self.cap_tier(trimmed, floor)
+        """Room a late cut left goes back (see the comment above the constants)."""
+        if not self.fits():
+            for tier in (Tier.FINAL, Tier.REASONING, Tier.FAILURE, Tier.USER):   # rounding: the cheapest first
+                while not self.fits() and self.of(tier):
+                    worst = max(self.of(tier), key=lambda e: e.rank)
+                    if tier is Tier.USER and len(self.of(tier)) <= 1:
+                        self.cap_to(self.of(tier), 40)
+                        break
+                    self.drop(worst)
+            return
+        for tier in CORE:
+            self._undrop(tier, _FLOOR[tier])
+        trimmed = [e for t in CORE for e in self.of(t) if e.trimmed]
+        ceiling = {id(e): LONG_SOFT for e in trimmed if e.tier is Tier.USER}
+        if trimmed:
+            self.cap_to(trimmed, min(e.cap for e in trimmed if e.cap is not None), ceiling=ceiling)
+        self._undrop(Tier.MIDDLE, _FLOOR[Tier.MIDDLE])
+        middle = [e for e in self.of(Tier.MIDDLE) if e.trimmed]
+        if middle:
+            self.cap_to(middle, min(e.cap for e in middle if e.cap is not None))
+        self._undrop(Tier.TOOL_OK, None)
+        self._undrop(Tier.NOTE, None)
+        long = [e for e in self.of(Tier.USER) if e.trimmed]
+        if long:
+            self.cap_to(long, min(e.cap for e in long if e.cap is not None))
+
+    def _undrop(self, tier: Tier, floor: int | None) -> None:
+        """Bring back the tier's dropped entries that fit, best rank first (the newest, for the one-liners)."""
+        candidates = [e for e in self.entries if e.tier is tier and e.dropped and id(e) in self.eligible]
+        for e in sorted(candidates, key=lambda e: e.rank):
+            self.undrop(e, floor)
+            if not self.fits():
+                self.drop(e)

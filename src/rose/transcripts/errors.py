@@ -1,9 +1,10 @@
-"""Errors of reading a transcript; both are RoseErrors, with a message fit to show as is.
+"""Errors of reading a transcript; all are RoseErrors, with a message fit to show as is.
 
     RoseError
     └── TranscriptError            a transcript that cannot be read
         ├── TranscriptNotFound     no file at the path
-        └── TranscriptUnreadable   a directory, no permission, binary, or not a Claude/Codex JSONL transcript
+        └── TranscriptUnreadable   no permission, binary, or not a Claude/Codex JSONL transcript
+            └── TranscriptNotAFile a directory, FIFO, socket or device: refused before any blocking open
 """
 from __future__ import annotations
 
@@ -26,3 +27,11 @@ class TranscriptNotFound(TranscriptError):
 
 class TranscriptUnreadable(TranscriptError):
     pass
+
+
+class TranscriptNotAFile(TranscriptUnreadable):
+    """The path names something other than a regular file (reading a FIFO or a device could block forever)."""
+
+    def __init__(self, path: Path, what: str):
+        super().__init__(path, f"is a {what}, not a transcript file")
+        self.what = what

@@ -113,6 +113,8 @@ class Conversation:
     skip_reasons: list[str] = field(default_factory=list)  # the first few, "line 12: not JSON"
     partial_last_line: bool = False          # the file ended mid-line (a live session being written)
     subagent: bool = False                   # the whole file is a sub-agent's own transcript
+    agent_id: str | None = None              # a Claude sub-agent's id (its file agent-<id>.jsonl); session_id is
+                                             # then the parent session's
 
     def handle(self, n: int) -> str:
         """The evidence handle of message n: session://<session>/message/<n>."""

@@ -6,7 +6,8 @@ import re
 from rose.redact import redact
 from rose.tokens import estimate
 from rose.transcripts.markup import own_words
-from rose.transcripts.model import USER_WORDS, Conversation, Counts, Kind, Role
+from rose.transcripts.model import USER_WORDS, Conversation, Counts, Kind, Message, Role
+from rose.transcripts.reading import Builder
 
 _QUOTE_CHARS = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
@@ -29,22 +30,79 @@ def normalize_quote(text: str) -> str:
 
 def quote_in_user_turns(conversation: Conversation, quote: str) -> int | None:
     """The index of the first user turn that contains quote verbatim (up to whitespace and quote characters),
-    or None. A quote found only in assistant text, tool output or injected context is None."""
+    or None. A quote found only in assistant text, tool output or injected context is None.
+
+    The check is on the full text of the user's turns: the reader keeps each prompt up to USER_MAX_CHARS; when
+    a turn was clipped even so, the transcript is read again (streaming, one full prompt held at a time) to look
+    in the whole of it. A transcript that can no longer be read counts as not found."""
+    candidates = _quote_candidates(quote)
+    if not candidates:
+        return None
+    clipped: set[int] = set()
+    for n, text in user_turns(conversation):
+        if _holds(text, candidates):
+            return n
+        if conversation.messages[n].truncated:
+            clipped.add(n)
+    if clipped:
+        return _quote_in_full_text(conversation, candidates, clipped)
+    return None
+
+
+def _quote_candidates(quote: str) -> list[str]:
     wanted = normalize_quote(quote)
     candidates = [wanted]
     if len(wanted) > 2 and wanted[0] == wanted[-1] and wanted[0] in "'\"":
         candidates.append(wanted[1:-1].strip())   # the quote arrived wrapped in its own quotation marks
-    candidates = [c for c in candidates if c]
-    if not candidates:
+    return [c for c in candidates if c]
+
+
+def _holds(text: str, candidates: list[str]) -> bool:
+    haystack = normalize_quote(text)
+    if any(c in haystack for c in candidates):
+        return True
+    if any("[REDACTED:" in c for c in candidates):  # quoted from a redacted digest
+        redacted = normalize_quote(redact(text))
+        return any(c in redacted for c in candidates)
+    return False
+
+
+class _Found(Exception):
+    def __init__(self, n: int):
+        self.n = n
+
+
+class _FullTextProbe(Builder):
+    """A builder that keeps almost no text, but looks for the quote in the full text of the wanted user turns."""
+
+    def __init__(self, conv: Conversation, wanted: set[int], candidates: list[str]):
+        super().__init__(conv, max_chars=64, user_max_chars=64)
+        self.wanted = wanted
+        self.candidates = candidates
+
+    def add(self, kind: Kind, text: str, **fields) -> Message:   # type: ignore[override]
+        n = len(self.conv.messages)
+        if kind in USER_WORDS and n in self.wanted and _holds(own_words(text), self.candidates):
+            raise _Found(n)
+        return super().add(kind, text, **fields)
+
+
+def _quote_in_full_text(conversation: Conversation, candidates: list[str], wanted: set[int]) -> int | None:
+    from rose.transcripts.detect import new_conversation, new_reader
+    from rose.transcripts.errors import TranscriptError
+    from rose.transcripts.reading import feed_all, iter_records
+
+    scratch = new_conversation(conversation.path, conversation.agent)
+    reader = new_reader(conversation.agent, _FullTextProbe(scratch, wanted, candidates))
+    records = iter_records(conversation.path, scratch)
+    try:
+        feed_all(records, reader.feed, scratch)
+    except _Found as found:
+        return found.n
+    except TranscriptError:
         return None
-    for n, text in user_turns(conversation):
-        haystack = normalize_quote(text)
-        if any(c in haystack for c in candidates):
-            return n
-        if any("[REDACTED:" in c for c in candidates):  # quoted from a redacted digest
-            redacted = normalize_quote(redact(text))
-            if any(c in redacted for c in candidates):
-                return n
+    finally:
+        records.close()
     return None
 
 

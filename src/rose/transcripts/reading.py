@@ -1,20 +1,28 @@
 """Reading a JSONL transcript line by line with bounded memory, and building the message list.
 
-Memory stays bounded by two caps: a line longer than `max_line_bytes` is skipped without being held whole (it
-is read and dropped in chunks), and every message's text is clipped to `max_chars` (head and tail kept, a marker
-in between) as soon as it is built. What is kept is O(messages x max_chars), never O(file size).
+Memory stays bounded by caps: a line longer than `max_line_bytes` is skipped without being held whole (it is read
+and dropped in chunks), and every message's text is clipped to `max_chars` (head and tail kept, a marker in
+between) as soon as it is built; the user's own words get a larger cap (`USER_MAX_CHARS` each, `USER_TOTAL_CHARS`
+for all of them together), since quotes are checked on them. What is kept is O(messages x max_chars +
+USER_TOTAL_CHARS), never O(file size).
+
+Files are opened only when they are regular files, without a blocking open (`open_transcript`).
 """
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from rose.transcripts.errors import TranscriptNotFound, TranscriptUnreadable
-from rose.transcripts.model import Conversation, Kind, Message, ToolOutcome
+from rose.transcripts.errors import TranscriptError, TranscriptNotAFile, TranscriptNotFound, TranscriptUnreadable
+from rose.transcripts.model import USER_WORDS, Conversation, Kind, Message, ToolOutcome
 
 MAX_CHARS = 20_000                # per message: a judge never needs more, and 20k x messages bounds memory
+USER_MAX_CHARS = 200_000          # per prompt the user typed (or pasted into): quotes are checked on this text
+USER_TOTAL_CHARS = 4_000_000      # all prompts of one read together; past it they are clipped like the rest
 MAX_LINE_BYTES = 32 * 1024 * 1024  # a longer line (a giant inline image) is skipped, not parsed
 MAX_SKIP_REASONS = 20             # kept for diagnostics; the count goes on regardless
 _SNIFF_BYTES = 8192               # NUL bytes here mean a binary file, not JSONL
@@ -34,18 +42,32 @@ def clip(text: str, max_chars: int = MAX_CHARS) -> tuple[str, bool]:
     return text[:head] + marker + (text[-tail:] if tail else ""), True
 
 
-def open_transcript(path: Path):
-    """The file opened for binary reading, or a typed error saying why it cannot be."""
+def open_transcript(path: Path) -> BinaryIO:
+    """The file opened for binary reading, or a typed error saying why it cannot be.
+
+    Only a regular file is opened, and never with a blocking open: the path is stat'ed first (a FIFO, socket,
+    device or directory is refused with TranscriptNotAFile), opened with O_NONBLOCK (so a FIFO swapped in after
+    the stat cannot hang the open), and the descriptor is fstat'ed again before a byte is read."""
+    path = Path(path)
     try:
-        f = open(path, "rb")  # noqa: SIM115 - the caller closes it
-    except FileNotFoundError:
+        _require_regular(path, os.stat(path).st_mode)
+        fd = _sys_open(path, _OPEN_FLAGS)
+    except TranscriptError:
+        raise
+    except (FileNotFoundError, NotADirectoryError):
         raise TranscriptNotFound(path) from None
     except IsADirectoryError:
-        raise TranscriptUnreadable(path, "is a directory, not a transcript file") from None
+        raise TranscriptNotAFile(path, "directory") from None
     except PermissionError:
         raise TranscriptUnreadable(path, "permission denied") from None
     except OSError as e:
         raise TranscriptUnreadable(path, f"cannot open: {e.strerror or e}") from None
+    try:
+        _require_regular(path, os.fstat(fd).st_mode)
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
     try:
         head = f.read(_SNIFF_BYTES)
         f.seek(0)
@@ -56,6 +78,57 @@ def open_transcript(path: Path):
         f.close()
         raise TranscriptUnreadable(path, "a binary file, not a JSONL transcript")
     return f
+
+
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+               | getattr(os, "O_BINARY", 0))
+_sys_open = os.open   # one name for tests to replace (running as root ignores chmod 0)
+
+
+def _require_regular(path: Path, mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        what = "directory"
+    elif stat.S_ISFIFO(mode):
+        what = "FIFO (named pipe)"
+    elif stat.S_ISSOCK(mode):
+        what = "socket"
+    elif stat.S_ISCHR(mode):
+        what = "character device"
+    elif stat.S_ISBLK(mode):
+        what = "block device"
+    else:
+        what = "special file"
+    raise TranscriptNotAFile(path, what)
+
+
+def decode_record(raw: bytes, line_no: int, conv: Conversation) -> dict[str, Any] | None:
+    """The JSON object on one line (raw, as read, with its newline when it has one), or None: a blank line, or a
+    bad one, which is skipped and counted on conv (a last line without its newline is a line being written)."""
+    ends_line = raw.endswith(b"\n")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        skip_line(conv, line_no, "not UTF-8")
+        return None
+    if line_no == 1:
+        text = text.lstrip("\ufeff")   # a byte-order mark some editors add
+    if not text.strip():
+        return None
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
+        if not ends_line:
+            conv.partial_last_line = True
+            skip_line(conv, line_no, "cut off (the file ends mid-line)")
+        else:
+            skip_line(conv, line_no, "not JSON")
+        return None
+    if not isinstance(obj, dict):
+        skip_line(conv, line_no, "not a JSON object")
+        return None
+    return obj
 
 
 def iter_records(path: Path, conv: Conversation,
@@ -75,34 +148,14 @@ def iter_records(path: Path, conv: Conversation,
             if not raw:
                 break
             line_no += 1
-            ends_line = raw.endswith(b"\n")
-            if len(raw) > max_line_bytes and not ends_line:
+            if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
                 _drain_line(f)
                 skip_line(conv, line_no, f"longer than {max_line_bytes} bytes")
                 continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                skip_line(conv, line_no, "not UTF-8")
-                continue
-            if line_no == 1:
-                text = text.lstrip("\ufeff")   # a byte-order mark some editors add
-            if not text.strip():
-                continue
-            try:
-                obj = json.loads(text)
-            except (ValueError, RecursionError):
-                if not ends_line:
-                    conv.partial_last_line = True
-                    skip_line(conv, line_no, "cut off (the file ends mid-line)")
-                else:
-                    skip_line(conv, line_no, "not JSON")
-                continue
-            if not isinstance(obj, dict):
-                skip_line(conv, line_no, "not a JSON object")
-                continue
-            good += 1
-            yield line_no, obj
+            obj = decode_record(raw, line_no, conv)
+            if obj is not None:
+                good += 1
+                yield line_no, obj
     if good == 0 and conv.skipped > (1 if conv.partial_last_line else 0):
         raise TranscriptUnreadable(path, "no JSON object lines: not a Claude Code or Codex transcript")
 
@@ -131,20 +184,35 @@ def feed_all(records: Iterator[tuple[int, dict[str, Any]]], feed: Callable[[dict
 
 
 class Builder:
-    """Appends messages to a conversation with stable indices and clipped text."""
+    """Appends messages to a conversation with stable indices and clipped text.
 
-    def __init__(self, conv: Conversation, max_chars: int = MAX_CHARS):
+    The user's own words (typed prompts and commands) get a far larger cap than everything else, because quotes
+    are checked on them: each is kept up to `user_max_chars`, while the prompts of one read together stay within
+    `user_total_chars`; past that they are clipped to `max_chars` like any other message (and a quote check falls
+    back to re-reading the file, see queries.quote_in_user_turns)."""
+
+    def __init__(self, conv: Conversation, max_chars: int = MAX_CHARS, user_max_chars: int | None = None,
+                 user_total_chars: int | None = None):
         self.conv = conv
         self.max_chars = max_chars
+        self.user_max_chars = max(max_chars, USER_MAX_CHARS if user_max_chars is None else user_max_chars)
+        self.user_left = USER_TOTAL_CHARS if user_total_chars is None else user_total_chars
 
     @property
     def last(self) -> Message | None:
         return self.conv.messages[-1] if self.conv.messages else None
 
+    def cap(self, kind: Kind) -> int:
+        if kind in USER_WORDS:
+            return max(self.max_chars, min(self.user_max_chars, self.user_left))
+        return self.max_chars
+
     def add(self, kind: Kind, text: str, *, timestamp: str | None = None, tool_name: str | None = None,
             call_id: str | None = None, outcome: ToolOutcome | None = None, exit_code: int | None = None,
             response_id: str | None = None) -> Message:
-        clipped, truncated = clip(text, self.max_chars)
+        clipped, truncated = clip(text, self.cap(kind))
+        if kind in USER_WORDS:
+            self.user_left -= len(clipped)
         msg = Message(n=len(self.conv.messages), kind=kind, text=clipped, timestamp=timestamp,
                       tool_name=tool_name, call_id=call_id, outcome=outcome, exit_code=exit_code,
                       response_id=response_id, truncated=truncated)
