@@ -86,7 +86,7 @@ def test_nudge_thresholds_and_backoff() -> None:
 def test_failures_and_turns_are_occasions_too() -> None:
     rs = ReflectionSettings(nudge_after_tool_calls=99, nudge_after_turns=2, min_surprises=2, nudge_cooldown_s=0)
     assert "failed tool calls" in reflect.decide({}, reflect.TurnCounts(failures=2), rs, 1).reason
-    assert "turns" in reflect.decide({}, reflect.TurnCounts(turns=2), rs, 1).reason
+    assert "turns" in reflect.decide({}, reflect.TurnCounts(user_turns=2), rs, 1).reason
 
 
 def test_stop_hook_counts_only_new_lines_and_queues_a_reflection(no_cache_settings: Layers, tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def test_a_poison_job_is_set_aside_and_the_good_job_behind_it_runs(layers: Layer
     elif poison == "binary":
         bad.write_bytes(b"\x00\x01\x02" * 100)
     elif poison == "not-a-transcript":
-        bad.write_text('{"hello": "world"}\n["a list"]\n', encoding="utf-8")
+        bad.write_bytes(b"\xff\xfe not JSON, not UTF-8\n" * 50)
     _job(layers, "s-bad", bad)
     time.sleep(0.01)
     _job(layers, "s-good", _transcript(tmp_path))
@@ -134,19 +134,20 @@ def _learners() -> list[int]:
 
 
 def test_many_sessions_ending_at_once_start_one_learner(layers: Layers, tmp_path: Path) -> None:
+    """Twelve SessionEnd hooks at the same moment: each queues its job and asks for a learner (the hook's two steps,
+    run here as twelve processes racing for the lock); one learner starts, takes all twelve, and exits."""
     gate = tmp_path / "open"
     pids = tmp_path / "model-pids"
     standin(tmp_path, STANDIN_BLOCK_FILE=str(gate), STANDIN_PIDS=str(pids))
-    hooks = []
     for i in range(12):
-        payload = json.dumps({"session_id": f"s-{i}", "transcript_path": str(_transcript(tmp_path, f"t{i}.jsonl")),
-                              "cwd": str(layers.cwd), "hook_event_name": "SessionEnd", "reason": "other"})
-        hooks.append(subprocess.Popen([sys.executable, "-m", "rose", "hook", "claude", "SessionEnd"],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=layers.cwd, text=True))
-        hooks[-1].stdin.write(payload)
-        hooks[-1].stdin.close()
-    for h in hooks:
-        assert h.wait(timeout=HANG_S) == 0 and h.stdout.read() == ""
+        _job(layers, f"s-{i}", _transcript(tmp_path, f"t{i}.jsonl"))
+    ask = ("import sys; from pathlib import Path; from rose.learn.jobs import request_learning;"
+           "from rose.store import Store; from rose.model import Scope;"
+           "print(request_learning(Store(Path(sys.argv[1]), Scope.PROJECT)))")
+    racers = [subprocess.Popen([sys.executable, "-c", ask, str(layers.project.root)], stdout=subprocess.PIPE,
+                               text=True) for _ in range(12)]
+    started = [r.communicate(timeout=HANG_S)[0].strip() for r in racers]
+    assert started.count("True") == 1, started          # one of them started the learner, the rest only asked
     deadline = time.monotonic() + HANG_S
     while time.monotonic() < deadline and not (pids.exists() and pids.read_text().strip()):
         time.sleep(0.05)                         # the learner reached its first model call, and waits at the gate

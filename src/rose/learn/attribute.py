@@ -68,7 +68,7 @@ def attribute(layers: Layers, owner: Store, session_id: str, prompt: str, digest
 
 
 def record_episode(layers: Layers, owner: Store, session_id: str, prompt: str, result: Attribution, *,
-                   episode_id: str | None = None) -> Episode:
+                   episode_id: str | None = None, extra: dict[str, Any] | None = None) -> Episode:
     """Write the episode and credit each used lesson; unused lessons are left exactly as they were.
 
     Idempotent for a given `episode_id`: a lesson is credited only if the episode is not yet in its
@@ -76,7 +76,7 @@ def record_episode(layers: Layers, owner: Store, session_id: str, prompt: str, r
     credits each lesson once."""
     episode = Episode(id=episode_id or owner.new_episode_id(), session=session_id, prompt=prompt,
                       outcome=result.outcome, served=result.used + result.unused, used=result.used,
-                      accepted_summary=result.summary)
+                      accepted_summary=result.summary, extra=dict(extra or {}))
     owner.save_episode(episode)
     now = now_iso()
     for node_id in result.used:

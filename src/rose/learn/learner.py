@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from rose.errors import LockTimeout
 from rose.learn import jobs as queue
 from rose.learn.jobs import Job, JobKind, log_line, queued
-from rose.model import Outcome
+from rose.model import EpisodeOutcome, Outcome
 from rose.recall.pack import session_path, update_session
 from rose.store import Layers, Store
 from rose.store.atomic import file_lock
@@ -163,9 +163,10 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
     from rose.learn.attribute import attribute, record_episode
     from rose.learn.consolidate import reconcile_pending
     from rose.learn.mint import mint
-    from rose.transcripts import digest, final_summary, read_transcript, task_prompt
+    from rose.transcripts import digest, execution_outcome, final_summary, read_transcript, task_prompt
 
     conversation = read_transcript(Path(job.transcript_path), agent=job.agent or None)
+    executed = execution_outcome(conversation)   # verified / failed only from checks that really ran
     state = owner.read_json(session_path(owner, job.session_id), {})
     state = state if isinstance(state, dict) else {}
     since = int(state.get("learned_upto", 0))
@@ -173,18 +174,20 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
     fork = job.session_id if job.fork and backend is not None and backend.can_fork and backend.name == job.agent \
         else None
     parts = []
-    outcome = Outcome.UNKNOWN
     if job.kind is JobKind.SESSION_END and not state.get("episode"):
         prompt = task_prompt(conversation)
         if prompt:
             text = digest(conversation, DIGEST_TOKENS).text
             result = attribute(layers, owner, job.session_id, prompt, text, final_summary(conversation), judge)
+            source = {"outcome_from": "assess"}
+            if executed.outcome is not Outcome.UNKNOWN:   # a check that ran outranks the judge's reading
+                result.outcome = EpisodeOutcome.SUCCESS if executed.outcome is Outcome.VERIFIED \
+                    else EpisodeOutcome.FAILURE
+                source = {"outcome_from": "execution", "check": executed.check or "", "evidence": list(executed.handles)}
             episode = record_episode(layers, owner, job.session_id, prompt, result,
-                                     episode_id=episode_id_for(job.session_id))
+                                     episode_id=episode_id_for(job.session_id), extra=source)
             # compression is marked before it runs: a kill loses the attempt, it never makes a second one
             update_session(owner, job.session_id, lambda d: d.update({"episode": episode.id, "compressed": True}))
-            outcome = {"success": Outcome.VERIFIED, "failure": Outcome.FAILED}.get(result.outcome.value,
-                                                                                 Outcome.UNKNOWN)
             parts.append(f"episode {episode.id} ({result.outcome.value}, {len(result.used)}/"
                          f"{len(result.used) + len(result.unused)} served lessons used, by {result.source})")
             from rose.compress import after_episode  # stages 5-6: compression, descent, repair, merge
@@ -192,6 +195,9 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
             compressed = after_episode(layers, owner, episode, judge, settings, digest=text)
             if compressed:
                 parts.append(compressed)
+    # a memory's outcome rests on execution evidence alone (seed 003): the judge's impression of success is not a
+    # check that passed, so it never makes a memory `verified`
+    outcome = executed.outcome
     last = max((m.n for m in conversation.messages), default=-1)
     if last >= since:
         report = mint(layers, conversation, judge, settings, session_id=job.session_id, outcome=outcome,
@@ -232,6 +238,10 @@ def serve_pending(lock_fd: int | None, timer: Timer | None = None) -> int:
     Holds the learner lock throughout (`lock_fd`, inherited from the hook that started it); releases it only to
     exit, after one last look at the marks (see rose.learn.jobs for why that order is race-free). A job another
     process is running (its session lock is held) is left to it for the rest of this run."""
+    from rose.store.atomic import clean_stray_temps
+
+    with contextlib.suppress(OSError):
+        clean_stray_temps(queue.pending_dir())
     ran = 0
     busy: set[str] = set()
     while True:

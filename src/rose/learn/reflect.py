@@ -10,17 +10,18 @@ The occasion is structural, never "something failed": tool calls since the last 
     off         nothing until the session ends
 
 The counting reads only the transcript lines written since the last Stop (a byte cursor), so a Stop hook costs
-the same in the first turn and the five-hundredth.
+the same in the first turn and the five-hundredth; it uses the transcript readers' own rules (rose.transcripts
+count_since), so both agents' failures and prompts are counted as the learner reads them.
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rose.config import ReflectionMode, ReflectionSettings
+from rose.transcripts.incremental import TurnCounts
 
 MAX_SCAN_BYTES = 8 * 1024 * 1024   # one turn's new lines; beyond this the rest is counted next time
 
@@ -34,87 +35,16 @@ BLOCK_PROMPT = (
     "If neither applies, just stop.")
 
 
-@dataclass
-class TurnCounts:
-    tool_calls: int = 0
-    failures: int = 0
-    turns: int = 0
+def count_new(transcript: Path, offset: int, agent: str | None = None) -> tuple[TurnCounts, int]:
+    """Tool calls, failed tool calls and typed prompts in the whole lines after `offset`, by the transcript readers'
+    own rules (one parser for both agents). Never blocks: a path that is not a regular file is refused without a
+    blocking open, and any transcript that cannot be read counts as nothing new."""
+    from rose.transcripts import TranscriptError, count_since
 
-
-def count_new(transcript: Path, offset: int) -> tuple[TurnCounts, int]:
-    """Count tool calls, failed tool results and genuine user turns in the lines after `offset`.
-
-    Never blocks: a path that is not a regular file (a FIFO, a directory, a device) is not opened at all, and
-    the file is opened non-blocking and checked again through its descriptor."""
-    import os
-    import stat
-
-    counts = TurnCounts()
     try:
-        if not stat.S_ISREG(os.stat(transcript).st_mode):
-            return counts, offset
-        fd = os.open(transcript, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return counts, offset
-    with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        if not stat.S_ISREG(st.st_mode):   # swapped between the check and the open
-            return counts, offset
-        if st.st_size < offset:  # rewritten or rotated: start over
-            offset = 0
-        handle.seek(offset)
-        chunk = handle.read(MAX_SCAN_BYTES)
-    end = chunk.rfind(b"\n") + 1   # never count a half-written last line
-    for raw in chunk[:end].splitlines():
-        try:
-            line = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(line, dict):
-            _count_line(line, counts)
-    return counts, offset + end
-
-
-def _count_line(line: dict[str, Any], c: TurnCounts) -> None:
-    kind = line.get("type")
-    if kind in ("user", "assistant"):  # Claude Code
-        if line.get("isSidechain") or line.get("isMeta") or line.get("isCompactSummary"):
-            return
-        content = (line.get("message") or {}).get("content")
-        if kind == "user" and isinstance(content, str):
-            if not content.lstrip().startswith("<task-notification>"):
-                c.turns += 1
-        elif isinstance(content, list):
-            for block in content:
-                if not isinstance(block, dict):
-                    continue
-                if block.get("type") == "tool_use":
-                    c.tool_calls += 1
-                elif block.get("type") == "tool_result" and block.get("is_error"):
-                    c.failures += 1
-        return
-    if kind == "response_item":  # Codex rollout
-        payload = line.get("payload") or {}
-        ptype = payload.get("type")
-        if ptype in ("function_call", "custom_tool_call", "local_shell_call"):
-            c.tool_calls += 1
-        elif ptype in ("function_call_output", "custom_tool_call_output"):
-            if _codex_failed(payload.get("output")):
-                c.failures += 1
-    elif kind == "event_msg":
-        payload = line.get("payload") or {}
-        if payload.get("type") == "user_message":
-            c.turns += 1
-
-
-def _codex_failed(output: Any) -> bool:
-    text = output if isinstance(output, str) else json.dumps(output)
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return "exit code: " in text and "exit code: 0" not in text
-    meta = data.get("metadata", {}) if isinstance(data, dict) else {}
-    return bool(isinstance(meta, dict) and meta.get("exit_code") not in (None, 0))
+        return count_since(transcript, offset, agent=agent, max_bytes=MAX_SCAN_BYTES)
+    except TranscriptError:
+        return TurnCounts(), offset
 
 
 @dataclass
@@ -125,7 +55,7 @@ class Decision:
 
 def decide(state: dict[str, Any], new: TurnCounts, settings: ReflectionSettings, now: float) -> Decision:
     """Pure policy over the session's counters (updated in place): reflect now or not, and why."""
-    for key, value in (("tool_calls", new.tool_calls), ("failures", new.failures), ("turns", new.turns)):
+    for key, value in (("tool_calls", new.tool_calls), ("failures", new.failures), ("turns", new.user_turns)):
         state[key] = int(state.get(key, 0)) + value
     if settings.mode is ReflectionMode.OFF:
         return Decision(False, "reflection.mode is off")
@@ -166,7 +96,8 @@ def on_stop(layers, event, settings) -> dict[str, Any]:
         return {}  # the agent is already answering our one request: never loop
     state_now = owner.read_json(session_path(owner, event.session_id), {})
     start = int((state_now.get("reflection") or {}).get("offset", 0)) if isinstance(state_now, dict) else 0
-    counts, end = count_new(Path(event.transcript_path), start) if event.transcript_path else (TurnCounts(), start)
+    counts, end = count_new(Path(event.transcript_path), start, event.agent.value) if event.transcript_path \
+        else (TurnCounts(), start)
     decision_box: list[Decision] = []
 
     def step(data: dict[str, Any]) -> None:
