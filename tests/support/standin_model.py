@@ -15,6 +15,7 @@ Behaviour knobs (environment), so a test can make it slow, failing or blocked wi
     STANDIN_BLOCK_FILE=path  wait until this file exists before answering (event-driven slowness)
     STANDIN_FAIL_EVERY=n     every n-th call (by a counter file beside the log) exits 1 with an error
     STANDIN_PIDS=path        append this process's pid when it starts (counting model CLIs alive)
+    STANDIN_SAY=text         put this text into every free-text field of its answers, and into its error output
 stdlib only: it may run under a Python other than rose's.
 """
 from __future__ import annotations
@@ -60,6 +61,18 @@ def _answer(call: str, prompt: str) -> dict:
     raise SystemExit(f"stand-in model: no answer for {call}")
 
 
+def _say(answer, text: str):  # type: ignore[no-untyped-def]
+    """Every free-text field gets `text` too (ids, enums and quotes stay as they are, so the answer still fits)."""
+    keep = {"id", "quote", "decision", "confidence", "scope", "relation", "outcome", "verdict"}
+    if isinstance(answer, dict):
+        return {k: (v if k in keep else _say(v, text)) for k, v in answer.items()}
+    if isinstance(answer, list):
+        return [_say(v, text) for v in answer]
+    if isinstance(answer, str):
+        return f"{answer} {text}"[:900]
+    return answer
+
+
 def _count(log: str) -> int:
     path = log + ".count"
     with open(path, "a+") as handle:
@@ -92,10 +105,13 @@ def main(argv: list[str]) -> int:
     if delay:
         time.sleep(delay)
     every = int(os.environ.get("STANDIN_FAIL_EVERY", "0") or 0)
+    say = os.environ.get("STANDIN_SAY", "")
     if every and log and _count(log) % every == 0:
-        print("stand-in model: simulated outage", file=sys.stderr)
+        print(f"stand-in model: simulated outage {say}", file=sys.stderr)
         return 1
     answer = _answer(call, prompt)
+    if say:
+        answer = _say(answer, say)
     print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "structured_output": answer,
                       "usage": {"input_tokens": len(prompt) // 4, "output_tokens": 50}, "total_cost_usd": 0.0}))
     return 0

@@ -96,6 +96,12 @@ def project_description(layers: Layers) -> str:
 def consolidate(layers: Layers, new: NewLesson, judge: Judge | None, settings: Settings) -> Result:
     from rose.judge import JudgeFailure
 
+    from rose.redact import redact
+
+    # redacted as given, before anything derives from them: a family becomes a folder name, slugged to lower case,
+    # where a secret's shape (AKIA..., sk-...) would no longer be recognised
+    new.family, new.tags = redact(new.family), [redact(t) for t in new.tags]
+    new.title, new.body = redact(new.title), redact(new.body)
     new.title = new.title.strip() or derive_title(new.body)
     new.gist = new.gist.strip() or derive_gist(new.body)
     known = _already_known(layers, new)

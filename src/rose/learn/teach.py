@@ -21,7 +21,7 @@ def teach(layers: Layers, text: str, *, title: str = "", family: str = "", tags:
     if not text.strip():
         raise RoseError("a lesson needs some text")
     settings = settings or Defaults()
-    new = NewLesson(body=text, title=title, family=family, tags=[t.strip().lower() for t in (tags or []) if t.strip()],
+    new = NewLesson(body=text, title=title, family=family, tags=[t.strip() for t in (tags or []) if t.strip()],
                     origin=Origin.MANUAL, from_user=True, scope=scope)
     result = consolidate(layers, new, judge, settings)
     from rose.learn.learner import _embed_new
