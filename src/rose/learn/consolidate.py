@@ -108,7 +108,8 @@ def consolidate(layers: Layers, new: NewLesson, judge: Judge | None, settings: S
     if known is not None:
         return known
     if judge is None or not judge.available:
-        return _store_unreconciled(layers, new, "no model backend answered")
+        why = judge.build_failure.detail if judge is not None and judge.build_failure else "no model backend answered"
+        return _store_unreconciled(layers, new, why)
     try:
         scope, scope_reason = decide_scope(layers, new, judge)
         related = _related(layers, new, judge, settings)
