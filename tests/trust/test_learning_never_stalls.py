@@ -260,3 +260,19 @@ def _outcome(layers: Layers) -> dict:
                 "corrupt": len(bad) + len(problems), "queued": len(queued(project))}
     finally:
         fresh.close()
+
+
+def test_a_learner_stops_asking_a_backend_that_is_down(layers: Layers, tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    standin(tmp_path, STANDIN_FAIL_EVERY="1", STANDIN_LOG=str(log))     # every call fails: the backend is down
+    for i in range(6):
+        _job(layers, f"s-{i}", _transcript(tmp_path, f"t{i}.jsonl"))
+    layers = _fresh(layers)
+    jobs.mark_pending(layers.project)
+    from rose.learn.learner import OUTAGE_STOP
+
+    serve_pending(jobs.try_lock())
+    assert len(log.read_text().splitlines()) == OUTAGE_STOP          # one failed call per job, then it stopped
+    left = queued(layers.project)
+    assert len(left) == 6 and sum(1 for _p, j in left if j.attempts) == OUTAGE_STOP   # nothing lost, nothing buried
+    assert not jobs.holder_running() and jobs.pending_roots()         # the next hook's learner tries again

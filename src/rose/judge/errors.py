@@ -29,6 +29,9 @@ class FailureKind(str, Enum):
 
 
 RETRYABLE = frozenset({FailureKind.SCHEMA, FailureKind.UNPARSEABLE})
+# The backend itself is down or unusable (not this request's problem): a learner stops asking after a few in a row.
+OUTAGE = frozenset({FailureKind.MISSING_BINARY, FailureKind.TIMEOUT, FailureKind.EXIT, FailureKind.MODEL_ERROR,
+                    FailureKind.HTTP, FailureKind.UNREACHABLE, FailureKind.CONFIG})
 
 
 class JudgeFailure(RoseError):

@@ -42,11 +42,15 @@ DIGEST_TOKENS = 3000
 MAX_JOB_ATTEMPTS = queue.MAX_ATTEMPTS
 
 
+OUTAGE_STOP = 3   # jobs in a row failed by a backend outage: the learner stops for now (their backoff stands)
+
+
 @dataclass
 class JobResult:
     job: Job
     done: bool
     detail: str
+    outage: bool = False    # failed because the model backend is down, not because of this job
 
 
 class JobStopped(BaseException):
@@ -59,19 +63,24 @@ class LearnerDeadline(BaseException):
 
 def run_queue(store: Store, judge_factory: Callable[[Store, Settings], Judge] | None = None, *,
               due_only: bool = False, skip: set[str] | frozenset[str] = frozenset(),
-              timer: Timer | None = None) -> list[JobResult]:
+              timer: Timer | None = None, outages_before: int | None = None) -> list[JobResult]:
     """Process the store's queued jobs, oldest first. Jobs that cannot run now stay queued.
 
-    `due_only` (the detached learner) skips jobs that are backed off; `rose learn` runs everything now."""
+    `due_only` (the detached learner) skips jobs that are backed off; `rose learn` runs everything now. With
+    `outages_before` (the outages in a row so far), it stops once OUTAGE_STOP jobs in a row failed by an outage."""
     from rose.store.atomic import clean_stray_temps
 
     with contextlib.suppress(OSError):
         clean_stray_temps(store.root)   # left by writers that were killed between a temp file and its rename
     results = []
+    outages = outages_before or 0
     for path, job in queued(store):
+        if outages_before is not None and outages >= OUTAGE_STOP:
+            break
         if (due_only and not job.due()) or str(path) in skip:
             continue
         results.append(run_job(store, path, job, judge_factory, timer=timer))
+        outages = outages + 1 if results[-1].outage else 0
     return results
 
 
@@ -94,7 +103,11 @@ def run_job(store: Store, path: Path, job: Job,
                     return JobResult(job, False, f"{why}: queued")
                 detail = _process(layers, store, job, judge, settings)
             except JudgeFailure as failure:
-                return _failed(store, path, job, f"{failure.kind.value}: {failure}")
+                from rose.judge.errors import OUTAGE
+
+                result = _failed(store, path, job, f"{failure.kind.value}: {failure}")
+                result.outage = failure.kind in OUTAGE
+                return result
             except JobStopped:
                 return _failed(store, path, job, "ran past the time a job may take; its model calls were ended")
             except Exception as exc:  # noqa: BLE001 - any failure is this job's alone: counted, backed off
@@ -244,19 +257,23 @@ def serve_pending(lock_fd: int | None, timer: Timer | None = None) -> int:
         clean_stray_temps(queue.pending_dir())
     ran = 0
     busy: set[str] = set()
+    outages = 0
     while True:
         processed = 0
         for root in queue.pending_roots():
+            if outages >= OUTAGE_STOP:
+                break
             if not (root / "nodes").is_dir():
                 queue.clear_pending(root)   # the store is gone: nothing to do for it
                 continue
             store = _store_at(root)
             try:
-                for result in run_queue(store, due_only=True, skip=busy, timer=timer):
+                for result in run_queue(store, due_only=True, skip=busy, timer=timer, outages_before=outages):
                     if result.detail == BUSY:
                         busy.add(str(store.queue_dir / result.job.name))
                     else:
                         processed += 1
+                    outages = outages + 1 if result.outage else 0
                 queue.clear_pending(root)   # cleared, then the queue is looked at again: a job queued meanwhile
                 if queued(store):           # (or backed off, or waiting for a backend) keeps the store marked
                     queue.mark_pending(store)
@@ -266,6 +283,12 @@ def serve_pending(lock_fd: int | None, timer: Timer | None = None) -> int:
             finally:
                 store.close()
         ran += processed
+        if outages >= OUTAGE_STOP:
+            # the model backend is down: stop asking it. Every job keeps its place (and its backoff); the next hook
+            # that queues work starts a learner that tries again.
+            if lock_fd is not None:
+                queue.release(lock_fd)
+            return ran
         if processed:
             continue
         if lock_fd is None:
