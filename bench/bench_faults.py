@@ -239,7 +239,7 @@ def fuzz(tmp: Path, count: int, workers: int) -> dict:
 
 # -- 2. kill -9 at every write ------------------------------------------------------------------------------------
 KILLER = """
-import atexit, os, signal
+import os, signal
 _n = [0]
 _at = int(os.environ.get("ROSE_BENCH_KILL_AT", "0"))
 _count = os.environ.get("ROSE_BENCH_COUNT")
@@ -248,10 +248,12 @@ def _replace(a, b, *args, **kwargs):
     _n[0] += 1
     if _n[0] == _at:
         os.kill(os.getpid(), signal.SIGKILL)
-    return _real(a, b, *args, **kwargs)
+    done = _real(a, b, *args, **kwargs)
+    if _count:   # written as it goes: the learner leaves by os._exit, so atexit would never run
+        with open(_count, "w") as handle:
+            handle.write(str(_n[0]))
+    return done
 os.replace = _replace
-if _count:
-    atexit.register(lambda: open(_count, "w").write(str(_n[0])))
 """
 
 
@@ -334,26 +336,56 @@ print(json.dumps({"lessons": len(nodes), "episodes": len(eps), "torn": len(bad) 
 
 
 # -- 3. many sessions, a slow failing model ------------------------------------------------------------------------
-def processes() -> dict[str, list[tuple[int, str]]]:
-    found: dict[str, list[tuple[int, str]]] = {"learner": [], "helper": [], "model": []}
+def processes() -> dict[str, list[tuple[int, int]]]:
+    """(pid, parent pid) of every learner, warm helper and model CLI alive now."""
+    found: dict[str, list[tuple[int, int]]] = {"learner": [], "helper": [], "model": []}
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-            cwd = os.readlink(f"/proc/{pid}/cwd")
+            fields = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()
         except OSError:
             continue
-        if state == "Z":
+        if fields[0] == "Z":
             continue
+        entry = (int(pid), int(fields[1]))
         if b"rose.learn.run" in cmd:
-            found["learner"].append((int(pid), cwd))
+            found["learner"].append(entry)
         elif b"rose.warm.server" in cmd:
-            found["helper"].append((int(pid), cwd))
+            found["helper"].append(entry)
         elif any(str(STANDIN).encode() in c for c in cmd):
-            found["model"].append((int(pid), cwd))
+            found["model"].append(entry)
     return found
+
+
+def sustained(samples: list[tuple[float, int]], for_s: float) -> int:
+    """The most processes alive together for at least `for_s` seconds on end."""
+    best = 0
+    for level in sorted({n for _t, n in samples}):
+        start = None
+        for t, n in samples:
+            if n >= level:
+                start = t if start is None else start
+                if t - start >= for_s:
+                    best = max(best, level)
+                    break
+            else:
+                start = None
+    return best
+
+
+def concurrency(spans: dict[int, list[float]], at_least_s: float = 0.0) -> int:
+    """The most processes alive at once, counting only those seen alive for at least `at_least_s`."""
+    edges = []
+    for first, last in spans.values():
+        if last - first >= at_least_s:
+            edges += [(first, 1), (last, -1)]
+    best = now = 0
+    for _t, step in sorted(edges, key=lambda e: (e[0], -e[1])):
+        now += step
+        best = max(best, now)
+    return best
 
 
 def load(tmp: Path, sessions: int, settle: float, workers: int) -> dict:
@@ -366,18 +398,21 @@ def load(tmp: Path, sessions: int, settle: float, workers: int) -> dict:
         rose(["config", "set", "recall.selector", "judge"], repo, env)
     shells = [dict(env, PATH=f"/opt/shell{i}/bin{os.pathsep}{env['PATH']}", ANTHROPIC_API_KEY=f"key-{i}")
               for i in range(5)]   # different environments of one user: one helper must serve them all
-    peak = {"learner": 0, "model": 0, "helper": 0, "learners_per_store": 0}
+    spans: dict[str, dict[int, list[float]]] = {"learner": {}, "helper": {}, "model": {}, "learner_model": {}}
+    counts: dict[str, list[tuple[float, int]]] = {"learner": [], "helper": []}
     stop = threading.Event()
 
     def sample() -> None:
         while not stop.is_set():
-            now = processes()
-            for k in ("learner", "model", "helper"):
-                peak[k] = max(peak[k], len(now[k]))
-            per_store: dict[str, int] = {}
-            for _pid, cwd in now["learner"]:
-                per_store[cwd] = per_store.get(cwd, 0) + 1
-            peak["learners_per_store"] = max([peak["learners_per_store"], *per_store.values()])
+            now, t = processes(), time.monotonic()
+            for kind in counts:
+                counts[kind].append((t, len(now[kind])))
+            learners = {pid for pid, _ppid in now["learner"]}
+            for kind in ("learner", "helper", "model"):
+                for pid, ppid in now[kind]:
+                    spans[kind].setdefault(pid, [t, t])[1] = t
+                    if kind == "model" and ppid in learners:
+                        spans["learner_model"].setdefault(pid, [t, t])[1] = t
             time.sleep(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -411,8 +446,11 @@ def load(tmp: Path, sessions: int, settle: float, workers: int) -> dict:
             os.kill(pid, signal.SIGTERM)
         except OSError:
             pass
-    return {"sessions": sessions, "hook_failures": failed, "peak": peak, "model_calls": calls,
-            "left_after_settle": {k: len(v) for k, v in left.items()}, "settle_s": settle}
+    peak = {k: concurrency(v) for k, v in spans.items()}
+    lasting = {k: sustained(v, 0.5) for k, v in counts.items()}   # a second one that exits at once is not counted
+    return {"sessions": sessions, "hook_failures": failed, "peak": peak, "lasting": lasting, "model_calls": calls,
+            "left_after_settle": {k: len(v) for k, v in left.items()}, "settle_s": settle,
+            "learners_started": len(spans["learner"])}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -443,10 +481,14 @@ def main(argv: list[str] | None = None) -> int:
                   f"differently from a clean run: {r['runs_differing_from_a_clean_run']}; clean run: {r['clean']}")
         if "load" in parts:
             r = load(tmp, args.sessions, args.settle, args.workers)
-            p = r["peak"]
+            p, lasting = r["peak"], r["lasting"]
             print(f"load: {r['sessions']} sessions, {r['hook_failures']} hook failures, {r['model_calls']} model calls "
-                  f"(all failing, 0.5 s each); peak {p['learners_per_store']} learner(s) per store (target 1), "
-                  f"{p['learner']} learner(s) in all, {p['model']} model CLI(s), {p['helper']} warm helper(s)")
+                  f"(all failing, 0.5 s each), {r['learners_started']} learner run(s) in all")
+            print(f"  peak at any instant: {p['learner']} learner(s) (one learner serves every store: target 1), "
+                  f"{p['learner_model']} model CLI(s) under learners, {p['model']} model CLI(s) in all (prompt "
+                  f"selectors included), {p['helper']} warm helper(s)")
+            print(f"  peak sustained for 0.5 s or more: {lasting['learner']} learner(s), {lasting['helper']} warm "
+                  f"helper(s) (one started at the same moment as another finds the lock and exits)")
             left = r["left_after_settle"]
             print(f"  {r['settle_s']:.0f}s after the last session: {left['helper']} helper(s), {left['learner']} "
                   f"learner(s), {left['model']} model CLI(s) (target: at most 1 helper, no learner)")

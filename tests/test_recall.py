@@ -9,7 +9,7 @@ from rose.config import EmbedProvider, Selector, Settings
 from rose.judge import FailureKind, Judge, JudgeFailure, Scripted
 from rose.model import Claim, ClaimKind, Node, Scope, Status
 from rose.recall import recall
-from rose.recall.pack import clear_served
+from rose.store.sessions import clear_served
 from rose.store import Layers
 
 LESSONS = [

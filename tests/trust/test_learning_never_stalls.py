@@ -121,14 +121,17 @@ def test_an_unexpected_error_is_one_jobs_failure_not_the_learners(layers: Layers
 
 # -- 8. one learner, however many hooks ask ----------------------------------------------------------------------
 def _learners() -> list[int]:
+    """Learners of this test's user (its ROSE_HOME): other rose processes on the machine are not ours to count."""
+    mine = f"ROSE_HOME={os.environ['ROSE_HOME']}".encode()
     out = []
     for pid in os.listdir("/proc"):
         if pid.isdigit():
             try:
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if b"rose.learn.run" in cmd and alive(int(pid)):
+            if b"rose.learn.run" in cmd and mine in env and alive(int(pid)):
                 out.append(int(pid))
     return out
 
@@ -191,7 +194,7 @@ def test_the_learner_serves_every_pending_store_then_exits(layers: Layers, tmp_p
 
 # -- 9. killed work is not redone twice ---------------------------------------------------------------------------
 KILLER = """
-import atexit, os, signal
+import os, signal
 _n = [0]
 _at = int(os.environ.get("ROSE_TEST_KILL_AT_REPLACE", "0"))
 _count = os.environ.get("ROSE_TEST_COUNT_REPLACES")
@@ -200,10 +203,12 @@ def _replace(a, b, *args, **kwargs):
     _n[0] += 1
     if _n[0] == _at:
         os.kill(os.getpid(), signal.SIGKILL)   # after the temp file, before the rename: the worst moment
-    return _real(a, b, *args, **kwargs)
+    done = _real(a, b, *args, **kwargs)
+    if _count:   # written as it goes: the learner leaves by os._exit, so atexit would never run
+        with open(_count, "w") as handle:
+            handle.write(str(_n[0]))
+    return done
 os.replace = _replace
-if _count:
-    atexit.register(lambda: open(_count, "w").write(str(_n[0])))
 """
 
 

@@ -218,7 +218,7 @@ def on_pre_compact(event: HookEvent) -> dict[str, Any]:
     layers = _layers(event)
     if layers.empty:
         return {}
-    from rose.recall.pack import clear_served
+    from rose.store.sessions import clear_served
 
     clear_served(layers.stores()[0], event.session_id)
     return {}

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from rose.errors import CorruptFile, NodeNotFound
 from rose.model import Episode, EpisodeOutcome, Node, now_iso
-from rose.recall.pack import session_path, update_session
+from rose.store.sessions import session_path, update_session
 from rose.store import Layers, Store
 from rose.store.events import EventKind
 

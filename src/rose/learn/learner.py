@@ -24,7 +24,7 @@ from rose.errors import LockTimeout
 from rose.learn import jobs as queue
 from rose.learn.jobs import Job, JobKind, log_line, queued
 from rose.model import EpisodeOutcome, Outcome
-from rose.recall.pack import session_path, update_session
+from rose.store.sessions import session_path, update_session
 from rose.store import Layers, Store
 from rose.store.atomic import file_lock
 from rose.store.events import EventKind

@@ -88,7 +88,7 @@ def on_stop(layers, event, settings) -> dict[str, Any]:
     The transcript is read with no lock held (a slow disk never holds up another hook), then the counters are
     updated under the session lock, from the offset that was read if nobody moved it meanwhile."""
     from rose.learn.jobs import Job, JobKind, enqueue, request_learning
-    from rose.recall.pack import session_path, update_session
+    from rose.store.sessions import session_path, update_session
 
     owner = layers.stores()[0]
     rs = settings.reflection

@@ -110,5 +110,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def exit_now(code: int) -> None:
+    """Leave at once once the lock is released: a learner that lingers in interpreter teardown would overlap the
+    next one (which a hook may start the moment the lock is free)."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

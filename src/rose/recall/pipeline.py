@@ -17,8 +17,9 @@ from rose.deadline import MIN_STEP_S
 from rose.errors import LockTimeout
 from rose.recall import candidates as search
 from rose.recall import selectors
-from rose.recall.pack import (ITEM_OVERHEAD_TOKENS, PACK_OVERHEAD_TOKENS, Item, SessionRecord, Tier, assign_tiers,
-                              fit, notice, render_block)
+from rose.recall.pack import (ITEM_OVERHEAD_TOKENS, PACK_OVERHEAD_TOKENS, Item, Tier, assign_tiers, fit, notice,
+                              render_block)
+from rose.store.sessions import SessionRecord
 
 if TYPE_CHECKING:
     from rose.deadline import Deadline
@@ -73,21 +74,25 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
             if not hot:
                 raise
             notes.append(f"{store.scope.value} index busy ({_busy_what(exc)}): served from its last state")
-    count = tokens = 0
+    count = tokens = global_tokens = 0
     for store in stores:
         c, t = store.index.servable_totals()
         count, tokens = count + c, tokens + t
+        if store.scope.value == "global":
+            global_tokens += t + c * ITEM_OVERHEAD_TOKENS
     tokens += count * ITEM_OVERHEAD_TOKENS + PACK_OVERHEAD_TOKENS  # what serving all of it would cost
-    trace["store"] = {"servable": count, "tokens": tokens, "max_pack_tokens": rs.max_pack_tokens}
+    trace["store"] = {"servable": count, "tokens": tokens, "max_pack_tokens": rs.max_pack_tokens,
+                      "global_tokens": global_tokens, "global_max_tokens": rs.global_max_tokens}
     if count == 0:
         trace["gate"] = "empty store: nothing to recall"
         return RecallResult("", "", trace=trace)
 
     query = prompt[:MAX_PROMPT_CHARS]
-    if tokens <= rs.max_pack_tokens:
+    if tokens <= rs.max_pack_tokens and global_tokens <= rs.global_max_tokens:
         trace["gate"] = "whole store fits the budget: served unfiltered, no selector"
         chosen = [(s, r, "the whole store fits the budget") for s in stores
                   for r in s.index.rows("status IN ('active','disputed')")]
+        chosen.sort(key=lambda c: -c[1].importance)   # the order a budget cut would follow (it does not bind here)
     else:
         trace["gate"] = "store outgrows the budget: filtering"
         if judge is None and judge_factory is not None and rs.selector is not Selector.HYBRID:
@@ -103,10 +108,15 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
     bodies: dict[str, str] = {}
     for store in stores:
         bodies.update(store.index.bodies([i.id for i in items if i.store is store and i.tier is Tier.FULL]))
-    items = fit(items, bodies, rs)
+    for item in items:
+        item.ref = record.ref(item.id)
+    paths = {i.id: str(i.store.root / i.row.path) for i in items if i.row.memory_type == "experience"}
+    fitted = fit(items, bodies, rs, paths)
+    items = fitted.items
     block = render_block(items)
-    line = notice(items, "; ".join(notes))
-    if not [i for i in items if i.tier is not Tier.FRESH] and not notes and not [i for i in items]:
+    line = notice(items, "; ".join(notes), fitted.left_out)
+    trace["left_out"] = fitted.left_out
+    if not items and not notes and not fitted.left_out:
         line = ""  # nothing matched and nothing failed: there is nothing to tell
     if session_id and record_session:
         for item in items:

@@ -8,6 +8,7 @@ digest tell whether re-attached detail was used.
 """
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import re
@@ -17,7 +18,7 @@ from pathlib import Path
 from rose.compress.graph import PATCH_HEADER, TRIAL_HEADER
 from rose.sim.world import Task, World
 
-_LESSON = re.compile(r'<lesson id="([^"]+)" title="([^"]*)"[^>]*>\n(.*?)\n</lesson>', re.DOTALL)
+_LESSON = re.compile(r'<lesson id="([^"]+)"(?: ref="[^"]*")? title="([^"]*)"[^>]*>\n(.*?)\n</lesson>', re.DOTALL)
 
 
 @dataclass
@@ -31,6 +32,7 @@ class ServedLesson:
 def parse_block(block: str) -> list[ServedLesson]:
     out = []
     for node_id, title, body in _LESSON.findall(block or ""):
+        title, body = html.unescape(title), html.unescape(body)   # the block escapes lesson text; a reader sees it plain
         cuts = [i for i in (body.find(TRIAL_HEADER), body.find(PATCH_HEADER)) if i >= 0]
         cut = min(cuts) if cuts else len(body)
         out.append(ServedLesson(node_id, title, body[:cut], body[cut:]))

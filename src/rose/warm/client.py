@@ -93,16 +93,22 @@ def runtime_dir() -> tuple[str | None, str]:
     return folder, f"{folder} (private to this user, under {base})"
 
 
-def _code_stamp() -> str:
-    """Changes whenever rose's code does (an upgrade, or an edit in a development checkout). Once per process."""
-    if not _STAMP:
+def code_stamp(fresh: bool = False) -> str:
+    """Changes whenever rose's code does (an upgrade, or an edit in a development checkout). Computed once per
+    process unless `fresh` (the helper asks now and then, to retire itself after an upgrade)."""
+    if fresh or not _STAMP:
         latest = 0
         for folder, _dirs, files in os.walk(_PACKAGE):
             for name in files:
                 if name.endswith(".py"):
                     latest = max(latest, os.stat(os.path.join(folder, name)).st_mtime_ns)
-        _STAMP.append(f"{sys.prefix}|{_PACKAGE}|{latest}")  # one helper per installation and version of the code
+        stamp = f"{sys.prefix}|{_PACKAGE}|{latest}"  # one helper per installation and version of the code
+        if fresh:
+            return stamp
+        _STAMP.append(stamp)
     return _STAMP[0]
+
+
 
 
 def socket_path() -> str | None:
@@ -110,7 +116,7 @@ def socket_path() -> str | None:
     folder, _why = runtime_dir()
     if folder is None:
         return None
-    key = _code_stamp().encode()
+    key = code_stamp().encode()
     digest = format(zlib.crc32(key), "08x") + format(zlib.adler32(key), "08x")
     path = os.path.join(folder, f"warm-{digest}.sock")
     return path if len(path.encode()) <= MAX_SOCKET_PATH else None   # a longer one cannot be bound

@@ -26,6 +26,7 @@ IDLE_EXIT_S = float(os.environ.get("ROSE_WARM_IDLE_S", 20 * 60))  # exit after t
 MAX_LIFETIME_S = 12 * 3600
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 CATCH_UP_EVERY_S = 10.0   # how often a store is checked for lessons without a vector (the hooks sync the files)
+CODE_CHECK_EVERY_S = 30.0  # how often the helper checks whether rose's code changed under it (then it exits)
 
 
 class Warm:
@@ -201,13 +202,22 @@ def serve(sock: str) -> None:
         handle.write(str(os.getpid()))
     started = time.monotonic()
 
+    stamp = client.code_stamp()
+    last_code_check = started
+
     def watchdog() -> None:
+        nonlocal last_code_check
         while True:
             time.sleep(2)
             now = time.monotonic()
             if now - server.last_request > IDLE_EXIT_S or now - started > MAX_LIFETIME_S:
                 server.shutdown()
                 return
+            if now - last_code_check > CODE_CHECK_EVERY_S:   # rose was upgraded: a new helper serves the new code
+                last_code_check = now
+                if client.code_stamp(fresh=True) != stamp:
+                    server.shutdown()
+                    return
 
     threading.Thread(target=watchdog, daemon=True).start()
     # warm the imports the hook path needs, and the default embedding model, before the first request arrives
@@ -244,4 +254,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stderr.flush()
+    os._exit(code)   # no lingering teardown beside the helper that replaces this one
