@@ -97,7 +97,7 @@ def test_rose_child_makes_every_hook_a_silent_no_op(taught: Path) -> None:
 def test_synthetic_prompts_are_not_recalled_for(taught: Path) -> None:
     prompt = "<task-notification>\n<task-id>abc</task-id>\n<status>completed</status>\n</task-notification>"
     out = hook("claude", "UserPromptSubmit", payload("claude", "UserPromptSubmit", taught, prompt=prompt), taught)
-    assert json.loads(out.stdout) == {}
+    assert json.loads(out.stdout or "{}") == {}
 
 
 def test_precompact_resets_the_served_record(taught: Path) -> None:
@@ -106,14 +106,14 @@ def test_precompact_resets_the_served_record(taught: Path) -> None:
     assert "additionalContext" in first["hookSpecificOutput"]
     second = json.loads(hook("claude", "UserPromptSubmit", ask, taught).stdout)
     assert "hookSpecificOutput" not in second and "1 already in context" in second["systemMessage"]
-    assert json.loads(hook("claude", "PreCompact", payload("claude", "PreCompact", taught), taught).stdout) == {}
+    assert json.loads(hook("claude", "PreCompact", payload("claude", "PreCompact", taught), taught).stdout or "{}") == {}
     third = json.loads(hook("claude", "UserPromptSubmit", ask, taught).stdout)
     assert "Retry idempotent calls" in third["hookSpecificOutput"]["additionalContext"]
 
 
 def test_no_store_means_no_output(project: Path) -> None:
     out = hook("claude", "UserPromptSubmit", payload("claude", "UserPromptSubmit", project, prompt="x"), project)
-    assert json.loads(out.stdout) == {}
+    assert json.loads(out.stdout or "{}") == {}
 
 
 def test_unknown_agent_or_event_is_a_notice(taught: Path) -> None:

@@ -79,8 +79,7 @@ def cmd_used(args: argparse.Namespace) -> int:
     layers = _layers(args)
     owner = layers.require_any()[0]
     split = lambda values: [i for chunk in (values or []) for i in chunk.replace(",", " ").split() if i]  # noqa: E731
-    used, unused = split(args.used), split(args.unused)
-    report_use(owner, args.session, used, unused)
+    used, unused = report_use(owner, args.session, split(args.used) + list(args.refs or []), split(args.unused))
     if args.json:
         _print_json({"session": args.session, "used": used, "unused": unused})
     else:
@@ -398,6 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="default: decided by the scope judgement (project when no model answers)")
 
     p = command("used", cmd_used, "report which served lessons a session actually used (wins over the judge)")
+    p.add_argument("refs", nargs="*", help="lesson ids or the refs the block showed (M1 M3)")
     p.add_argument("--session", required=True)
     p.add_argument("--used", action="append", help="ids, comma- or space-separated; may repeat")
     p.add_argument("--unused", action="append")

@@ -27,7 +27,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts"
 def call_hook(agent: str, event: str, data: dict) -> dict:
     out = io.StringIO()
     hook([agent, event], io.BytesIO(json.dumps(data).encode()), out)
-    return json.loads(out.getvalue())
+    return json.loads(out.getvalue() or "{}")   # nothing to say is an empty stdout
 
 
 class Script:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # typing and pathlib stay off the per-prompt path; annotation
     from rose.hooks.adapters import HookEvent
 
 CHILD_ENV = "ROSE_CHILD"
-WARM_EVENTS = ("UserPromptSubmit", "PreCompact")  # the latency-critical ones go to the warm helper when there is one
+WARM_EVENTS = ("UserPromptSubmit",)  # the latency-critical one goes to the warm helper when there is one
 
 
 class _Output:
@@ -118,7 +118,9 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, cwd: Path | None = Non
         out = {"systemMessage": f"⋯ ROSE · {_what(event_name)} failed: {type(exc).__name__}: {exc}"}
         _log_skip(event_name, f"{type(exc).__name__}: {exc}", where)
     try:
-        text = json.dumps(out, ensure_ascii=False)
+        # nothing to say is said with nothing: an empty stdout is "no output" to both agents, where `{}` is shown
+        # verbatim by some (Claude Code echoes a manual /compact's PreCompact output)
+        text = json.dumps(out, ensure_ascii=False) if out else ""
     except (TypeError, ValueError) as exc:  # never half an object: a fail-open notice instead
         text = json.dumps({"systemMessage": f"⋯ ROSE · {_what(event_name)} failed: {exc}"})
     stdout.write(text)
@@ -215,12 +217,20 @@ def _with_config_note(owner: Any, settings: Any, notice: str) -> str:
 
 
 def on_pre_compact(event: HookEvent) -> dict[str, Any]:
+    """Compaction is about to discard turns: forget what was served (it may be gone from context), and hand the
+    transcript to the learner first, so a long session learns from work that no longer fits (seed 003)."""
     layers = _layers(event)
     if layers.empty:
         return {}
     from rose.store.sessions import clear_served
 
-    clear_served(layers.stores()[0], event.session_id)
+    owner = layers.stores()[0]
+    clear_served(owner, event.session_id)
+    if event.transcript_path and layers.settings().reflection.mode.value != "off":
+        from rose.learn.jobs import Job, JobKind, enqueue, request_learning
+
+        enqueue(owner, Job(JobKind.REFLECT, event.session_id, event.transcript_path, event.agent.value, event.cwd))
+        request_learning(owner)
     return {}
 
 

@@ -6,14 +6,16 @@ is scored neither success nor failure. Two sources, best first: the in-session r
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rose.errors import CorruptFile, NodeNotFound
 from rose.model import Episode, EpisodeOutcome, Node, now_iso
-from rose.store.sessions import session_path, update_session
+from rose.recall.pack import USED_MARKER
 from rose.store import Layers, Store
 from rose.store.events import EventKind
+from rose.store.sessions import session_path, update_session
 
 if TYPE_CHECKING:
     from rose.judge import Judge
@@ -25,7 +27,7 @@ class Attribution:
     summary: str
     used: list[str]
     unused: list[str]
-    source: str   # "reported" (rose used) or "assess"
+    source: str   # "reported" (rose used), "self-report" (the agent's rose-used: line) or "assess"
 
 
 def served_in_session(owner: Store, session_id: str) -> list[str]:
@@ -33,16 +35,45 @@ def served_in_session(owner: Store, session_id: str) -> list[str]:
     return list(data.get("served_ever", [])) if isinstance(data, dict) else []
 
 
-def report_use(owner: Store, session_id: str, used: list[str], unused: list[str]) -> None:
-    """`rose used`: the in-session reflector's report. It wins over the digest judge."""
+def report_use(owner: Store, session_id: str, used: list[str], unused: list[str]) -> tuple[list[str], list[str]]:
+    """`rose used`: the in-session report (ids or the pack-local refs M1, M2 the block showed). It wins over the
+    digest judge. Returns the lesson ids recorded (used, unused)."""
+    from rose.store.sessions import resolve_refs
+
+    used_ids = resolve_refs(owner, session_id, used)
+    unused_ids = [i for i in resolve_refs(owner, session_id, unused) if i not in used_ids]
+
     def put(data: dict[str, Any]) -> None:
-        data["reported"] = {"used": sorted(set(used)), "unused": sorted(set(unused) - set(used)), "ts": now_iso()}
+        data["reported"] = {"used": sorted(used_ids), "unused": sorted(unused_ids), "ts": now_iso()}
     update_session(owner, session_id, put)
+    return used_ids, unused_ids
+
+
+_MARKER = re.compile(r"^\s*" + re.escape(USED_MARKER) + r"\s*(.*)$", re.IGNORECASE | re.MULTILINE)
+
+
+def self_reported(owner: Store, session_id: str, conversation: Any) -> list[str] | None:
+    """What the agent said it used, in its replies' `rose-used: M1 M3` lines (None when it never said)."""
+    from rose.store.sessions import resolve_refs
+    from rose.transcripts import Role
+
+    names: list[str] | None = None
+    for message in getattr(conversation, "messages", []):
+        if message.role is not Role.ASSISTANT:
+            continue
+        for found in _MARKER.finditer(message.text):
+            names = (names or []) + [n for n in re.split(r"[\s,;]+", found.group(1).strip().strip("`.")) if n]
+    if names is None:
+        return None
+    return resolve_refs(owner, session_id, [n for n in names if n.lower() not in ("none", "-")])
 
 
 def attribute(layers: Layers, owner: Store, session_id: str, prompt: str, digest: str, summary_hint: str,
-              judge: Judge) -> Attribution:
-    """Raises JudgeFailure when the judge does not answer: the session then stays queued, nothing is guessed."""
+              judge: Judge, conversation: Any = None) -> Attribution:
+    """Raises JudgeFailure when the judge does not answer: the session then stays queued, nothing is guessed.
+
+    Which lessons were used: the session's own report first (`rose used`), then the agent's `rose-used:` lines in
+    its replies, then the digest judge (`assess`, strict, defaulting to not used). Exposure alone earns nothing."""
     from rose.judge import Stage, calls
 
     served = served_in_session(owner, session_id)
@@ -62,6 +93,11 @@ def attribute(layers: Layers, owner: Store, session_id: str, prompt: str, digest
         used = [i for i in reported.get("used", []) if i in served]
         return Attribution(outcome, answer.accepted_summary or summary_hint, used,
                            [i for i in served if i not in used], "reported")
+    said = self_reported(owner, session_id, conversation) if conversation is not None else None
+    if said is not None:
+        used = [i for i in said if i in served]
+        return Attribution(outcome, answer.accepted_summary or summary_hint, used,
+                           [i for i in served if i not in used], "self-report")
     used = [u.id for u in answer.lessons if u.used and u.id in served]
     return Attribution(outcome, answer.accepted_summary or summary_hint, used, [i for i in served if i not in used],
                        "assess")

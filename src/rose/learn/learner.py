@@ -191,7 +191,8 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
         prompt = task_prompt(conversation)
         if prompt:
             text = digest(conversation, DIGEST_TOKENS).text
-            result = attribute(layers, owner, job.session_id, prompt, text, final_summary(conversation), judge)
+            result = attribute(layers, owner, job.session_id, prompt, text, final_summary(conversation), judge,
+                               conversation=conversation)
             source = {"outcome_from": "assess"}
             if executed.outcome is not Outcome.UNKNOWN:   # a check that ran outranks the judge's reading
                 result.outcome = EpisodeOutcome.SUCCESS if executed.outcome is Outcome.VERIFIED \
