@@ -215,11 +215,11 @@ def install(args: list[str]) -> int:
     return 0
 
 
-def _user_hook_files() -> list[Path]:
+def _user_hook_files() -> dict[str, Path]:
     home = Path.home()
     claude = Path(os.environ["CLAUDE_CONFIG_DIR"]) if os.environ.get("CLAUDE_CONFIG_DIR") else home / ".claude"
     codex = Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else home / ".codex"
-    return [claude / "settings.json", codex / "hooks.json"]
+    return {"claude": claude / "settings.json", "codex": codex / "hooks.json"}
 
 
 def uninstall(args: list[str]) -> int:
@@ -231,15 +231,19 @@ def uninstall(args: list[str]) -> int:
     if not venv_dir.exists() and not _points_to(link, rose):
         _say(f"nothing to remove: no rose install in {_tilde(venv_dir)}")
         return 0
-    wired = [p for p in _user_hook_files() if p.is_file() and str(venv_dir) in p.read_text(errors="replace")]
-    if wired and rose.exists() and _runs(python):
-        _say("removing the user-level hooks that run this rose: rose uninstall --scope user")
-        rc = subprocess.call([str(rose), "uninstall", "--scope", "user", "--agent", "all"], cwd=Path.home())
+    # the user-level hooks that run this rose (not those of another rose install): rose removes exactly its own
+    wired = {agent: path for agent, path in _user_hook_files().items()
+             if path.is_file() and str(rose) in path.read_text(errors="replace")}
+    works = rose.exists() and _runs(python)
+    for agent, path in wired.items():
+        if not works:
+            _say(f"{path} still runs {rose}, which no longer works; remove rose's entries (they end in "
+                 "`# rose-managed`) by hand")
+            continue
+        _say(f"removing the hooks in {path} that run this rose: rose uninstall --scope user --agent {agent}")
+        rc = subprocess.call([str(rose), "uninstall", "--scope", "user", "--agent", agent], cwd=Path.home())
         if rc != 0:
-            sys.exit(f"[dev] rose uninstall failed (exit {rc}); nothing else was removed")
-    elif wired:
-        _say(f"{', '.join(map(str, wired))} still run(s) {rose}, which no longer works; remove rose's entries "
-             "(they end in `# rose-managed`) by hand")
+            sys.exit(f"[dev] rose uninstall failed (exit {rc}); the install is left in place")
     if _points_to(link, rose):
         link.unlink()
         _say(f"removed {link}")

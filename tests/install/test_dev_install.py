@@ -113,9 +113,13 @@ def test_uninstall_unwires_the_user_hooks_that_run_it_then_removes_link_and_venv
     lessons = home / ".rose" / "nodes" / "a.md"
     lessons.parent.mkdir(parents=True)
     lessons.write_text("a lesson")
+    codex = home / ".codex" / "hooks.json"  # Codex's user hooks run another rose: not this install's to remove
+    codex.parent.mkdir()
+    codex.write_text('{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/opt/other/rose hook codex Stop '
+                     '# rose-managed"}]}]}}')
     cp = _dev("uninstall", home=home)
     assert cp.returncode == 0, cp.stderr
-    assert log.read_text() == "uninstall --scope user --agent all\n"  # rose itself removes exactly its hooks
+    assert log.read_text() == "uninstall --scope user --agent claude\n"  # rose itself removes exactly its hooks
     assert not (home / ".local" / "bin" / "rose").is_symlink() and not (home / ".local" / "share" / "rose").exists()
     assert (home / ".local" / "bin").is_dir() and lessons.read_text() == "a lesson"
     assert "your lessons stay" in cp.stdout

@@ -67,7 +67,7 @@ def test_plugin_hooks_are_the_installed_hooks_run_through_hooks_rose() -> None:
         assert found is not None and found.event == event and not found.managed
 
 
-# -- hooks/rose, run by sh as Claude Code runs it -----------------------------------------------------------------------
+# -- hooks/rose, run by /bin/sh as Claude Code runs it ------------------------------------------------------------
 def _fake_rose(path: Path) -> Path:
     """An executable `rose` that records its arguments and its stdin, so the test sees what the hook handed on."""
     path.parent.mkdir(parents=True, exist_ok=True)
