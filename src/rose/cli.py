@@ -349,12 +349,11 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from rose.install import Scope, agents_for, install, render_reports, uninstall
+    from rose.install import Scope, agents_for, install_agents, render_reports, uninstall
 
     cwd = Path(args.cwd) if args.cwd else Path.cwd()
-    if args.command == "install":
-        reports = [install(a, Scope(args.scope), cwd, Path.home(), dry_run=args.dry_run)
-                   for a in agents_for(args.agent)]
+    if args.command == "install":  # with --agent auto, an agent not found gets a "skipped (why)" report
+        reports = install_agents(args.agent, Scope(args.scope), cwd, Path.home(), dry_run=args.dry_run)
     else:  # uninstalling from an agent that was never wired is a no-op, so "auto" means all here
         agent = "all" if args.agent == "auto" else args.agent
         reports = [uninstall(a, Scope(args.scope), cwd, Path.home(), dry_run=args.dry_run) for a in agents_for(agent)]

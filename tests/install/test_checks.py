@@ -100,9 +100,17 @@ def test_plugin_is_seen_and_needs_rose_on_path(home: Path, project: Path, rose_e
     settings.parent.mkdir()
     settings.write_text(json.dumps({"enabledPlugins": {"rose@rose": True}}))
     without = _by_name(wiring_checks(project, home, env={"PATH": "/nonexistent"}))["claude plugin"][0]
-    assert without.level is Level.FAIL and "not on PATH" in without.detail
+    assert without.level is Level.FAIL and "finds no rose" in without.detail
+    assert "python3 dev.py install" in without.detail and "rose-memory" not in without.detail
     with_rose = wiring_checks(project, home, env={"PATH": str(Path(rose_exe[0]).parent)})
     assert _levels(with_rose, "claude plugin") == [Level.OK]
+    # not on PATH, but where `python3 dev.py install` links it: the plugin's hooks/rose runs that one
+    link = home / ".local" / "bin" / "rose"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(rose_exe[0])
+    found = _by_name(wiring_checks(project, home, env={"PATH": "/nonexistent"}))["claude plugin"][0]
+    assert found.level is Level.OK and str(link) in found.detail
+    link.unlink()
     install(Agent.CLAUDE, Scope.PROJECT, project, home, rose=rose_exe, env={})
     assert "more than once" in _by_name(wiring_checks(project, home, env={}))["claude hooks"][0].detail
 

@@ -136,3 +136,49 @@ def test_duplicate_rose_entries_collapse_to_one() -> None:
     merged = add_hooks({"hooks": {"Stop": [entry, json.loads(json.dumps(entry))]}}, Agent.CLAUDE,
                        HOOKS[Agent.CLAUDE], lambda e: f"/r hook claude {e} {MARKER}")
     assert merged.data["hooks"]["Stop"] == [entry]
+
+
+def test_auto_says_which_agent_it_skipped_and_why(tmp_path: Path, project: Path) -> None:
+    from rose.install import Scope, install_agents
+
+    home, empty = tmp_path / "h", {"PATH": "/nonexistent"}
+    (home / ".claude").mkdir(parents=True)
+    claude, codex = install_agents("auto", Scope.USER, project, home, rose=["/opt/rose/bin/rose"], env=empty)
+    assert claude.agent is Agent.CLAUDE and claude.changed and not claude.skipped
+    assert codex.agent is Agent.CODEX and codex.skipped and not codex.changes
+    assert codex.summary == "skipped (no codex on PATH and no ~/.codex)"
+    assert codex.render().splitlines()[0] == "codex: skipped (no codex on PATH and no ~/.codex)"
+    assert "`rose install --agent codex` wires it anyway" in codex.render()
+    assert codex.to_dict()["skipped"] is True and claude.to_dict()["skipped"] is False
+    assert not (home / ".codex").exists()
+    # CODEX_HOME is where it would look, so that is what the report names
+    custom = {**empty, "CODEX_HOME": str(tmp_path / "codex-home")}
+    [_claude, codex] = install_agents("auto", Scope.USER, project, home, rose=["/r"], env=custom, dry_run=True)
+    assert codex.summary == f"skipped (no codex on PATH and no {tmp_path / 'codex-home'})"
+
+
+def test_auto_with_no_agent_wires_claude_and_says_why(tmp_path: Path, project: Path) -> None:
+    from rose.install import Scope, install_agents
+
+    claude, codex = install_agents("auto", Scope.USER, project, tmp_path, rose=["/r"], env={"PATH": "/nonexistent"})
+    assert claude.changed and any("no claude on PATH and no ~/.claude: wired anyway" in n for n in claude.notes)
+    assert codex.skipped
+
+
+def test_a_named_agent_is_never_skipped(tmp_path: Path, project: Path) -> None:
+    from rose.install import Scope, install_agents
+
+    [codex] = install_agents("codex", Scope.USER, project, tmp_path, rose=["/r"], env={"PATH": "/nonexistent"})
+    assert codex.agent is Agent.CODEX and codex.changed and not codex.skipped
+    reports = install_agents("all", Scope.USER, project, tmp_path, rose=["/r"], env={"PATH": "/nonexistent"})
+    assert [r.agent for r in reports] == [Agent.CLAUDE, Agent.CODEX] and not any(r.skipped for r in reports)
+
+
+def test_rose_install_reports_the_skipped_agent(project: Path, home: Path, rose_cli) -> None:
+    cp = rose_cli("install", "--scope", "user", cwd=project, env={"PATH": "/nonexistent"})
+    assert cp.returncode == 0, cp.stderr
+    assert "codex: skipped (no codex on PATH and no ~/.codex)" in cp.stdout.splitlines()
+    cp = rose_cli("install", "--scope", "user", "--json", cwd=project, env={"PATH": "/nonexistent"})
+    by_agent = {r["agent"]: r for r in json.loads(cp.stdout)}
+    assert by_agent["codex"]["skipped"] is True and by_agent["codex"]["changes"] == []
+    assert by_agent["claude"]["skipped"] is False and (home / ".claude" / "settings.json").is_file()

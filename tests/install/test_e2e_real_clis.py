@@ -176,6 +176,47 @@ def test_plugin_dir_hooks_fire(claude: Path, mock: MockModelServer, taught: Path
     assert _injected(mock, "anthropic")
 
 
+SYSTEM_PATH = "/usr/bin:/bin"
+
+
+def _no_rose_on(path: str) -> str:
+    found = shutil.which("rose", path=path)
+    assert found is None, f"this test needs a PATH without rose, and {found} is on {path}"
+    return path
+
+
+def test_plugin_without_rose_says_what_to_run_and_no_hook_fails(claude: Path, mock: MockModelServer, project: Path,
+                                                                home: Path, tmp_path: Path) -> None:
+    """Before hooks/rose, each hook failed with "rose: not found" and Claude Code showed only "stop hook problem"."""
+    repo = _plugin_repo(tmp_path)
+    cp = run_claude(["-p", PROMPT, "--output-format", "stream-json", "--verbose", "--include-hook-events",
+                     "--plugin-dir", str(repo)], cwd=project, home=home, mock_url=mock.url,
+                    env={"PATH": _no_rose_on(SYSTEM_PATH)})
+    _ok(cp, "claude -p --plugin-dir without rose")
+    lines = [json.loads(line) for line in cp.stdout.splitlines() if line.startswith("{")]
+    responses = {d["hook_event"]: d for d in lines if d.get("subtype") == "hook_response"}
+    assert {"UserPromptSubmit", "Stop"} <= set(responses), responses
+    for event, response in responses.items():
+        assert (response["exit_code"], response["outcome"], response["stderr"]) == (0, "success", ""), response
+    assert responses["Stop"]["stdout"] == ""
+    notices = [d["content"] for d in lines if d.get("subtype") == "informational"]
+    assert any(n.startswith("UserPromptSubmit says: ⋯ ROSE · not installed") and "python3 dev.py install" in n
+               for n in notices), notices
+    assert not [d for d in lines if "hook-error" in str(d.get("key", "")) or d.get("outcome") == "error"]
+
+
+def test_plugin_finds_rose_where_dev_install_links_it(claude: Path, mock: MockModelServer, taught: Path, home: Path,
+                                                      tmp_path: Path) -> None:
+    """Claude Code started without ~/.local/bin on PATH (a desktop launcher, say): the plugin still finds rose."""
+    link = home / ".local" / "bin" / "rose"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(Path(sys.executable).parent / "rose")
+    cp = run_claude(["-p", PROMPT, "--output-format", "json", "--plugin-dir", str(_plugin_repo(tmp_path))],
+                    cwd=taught, home=home, mock_url=mock.url, env={"PATH": _no_rose_on(SYSTEM_PATH)})
+    _ok(cp, "claude -p --plugin-dir with rose only in ~/.local/bin")
+    assert _injected(mock, "anthropic"), "the plugin's hook did not run ~/.local/bin/rose"
+
+
 def test_codex_own_config_edits_keep_rose_trust_and_uninstall_keeps_theirs(codex: Path, mock: MockModelServer,
                                                                            project: Path, home: Path) -> None:
     # `codex exec --trust` trusts the repository: Codex itself rewrites config.toml

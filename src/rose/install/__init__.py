@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rose.install import claude, codex
-from rose.install.command import ephemeral, rose_argv
+from rose.install.command import INSTALL_HINT, ephemeral, rose_argv
 from rose.install.files import Plan, apply
 from rose.install.hooks import HOOKS
 from rose.install.model import (
@@ -43,6 +43,7 @@ __all__ = [
     "WiringCheck",
     "agents_for",
     "install",
+    "install_agents",
     "render_reports",
     "rose_argv",
     "uninstall",
@@ -62,10 +63,43 @@ def agents_for(choice: str, home: Path | None = None, env: Mapping[str, str] | N
         return [Agent(choice)]
     env = os.environ if env is None else env
     home = Path(home) if home is not None else Path.home()
-    folders = {Agent.CLAUDE: claude.config_dir(home, env), Agent.CODEX: codex.codex_home(home, env)}
-    found = [a for a in (Agent.CLAUDE, Agent.CODEX)
-             if shutil.which(_CLI_NAMES[a], path=env.get("PATH")) or folders[a].is_dir()]
+    found = [a for a in (Agent.CLAUDE, Agent.CODEX) if _absent(a, home, env) is None]
     return found or [Agent.CLAUDE]
+
+
+def _absent(agent: Agent, home: Path, env: Mapping[str, str]) -> str | None:
+    """Why ``agent`` looks absent ("no codex on PATH and no ~/.codex"), or None when its CLI or folder is there."""
+    folder = claude.config_dir(home, env) if agent is Agent.CLAUDE else codex.codex_home(home, env)
+    name = _CLI_NAMES[agent]
+    if shutil.which(name, path=env.get("PATH")) or folder.is_dir():
+        return None
+    shown = str(folder)
+    if shown.startswith(str(home) + os.sep):
+        shown = "~" + shown[len(str(home)):]
+    return f"no {name} on PATH and no {shown}"
+
+
+def install_agents(choice: str, scope: Scope = Scope.PROJECT, cwd: Path | None = None, home: Path | None = None,
+                   *, rose: Sequence[str] | None = None, env: Mapping[str, str] | None = None,
+                   dry_run: bool = False) -> list[InstallReport]:
+    """`rose install --agent CHOICE`: one report per agent. With ``auto``, an agent that left no trace (no CLI on PATH,
+    no config folder) gets a report that says it was skipped and why, and how to wire it anyway; when neither agent
+    is found, Claude Code is wired all the same and its report says so."""
+    _agent, scope, cwd, home, env = _norm(Agent.CLAUDE, scope, cwd, home, env)
+    chosen = agents_for(choice, home, env)
+    reports = []
+    for agent in (Agent.CLAUDE, Agent.CODEX):
+        why = _absent(agent, home, env) if choice == "auto" else None
+        if agent in chosen:
+            report = install(agent, scope, cwd, home, rose=rose, env=env, dry_run=dry_run)
+            if why:
+                report.notes.append(f"{why}: wired anyway (the default when no agent is found), so the hooks run "
+                                    f"once {'Claude Code' if agent is Agent.CLAUDE else 'Codex'} is installed")
+            reports.append(report)
+        elif why:
+            reports.append(InstallReport(agent, scope, "install", f"skipped ({why})", skipped=True,
+                                         notes=[f"`rose install --agent {agent.value}` wires it anyway"]))
+    return reports
 
 
 def install(agent: Agent, scope: Scope = Scope.PROJECT, cwd: Path | None = None, home: Path | None = None, *,
@@ -82,8 +116,8 @@ def install(agent: Agent, scope: Scope = Scope.PROJECT, cwd: Path | None = None,
         plan.notes = [*(plan.notes or []), *_subfolder_note(agent, cwd)]
     if ephemeral(argv):
         plan.steps = [*(plan.steps or []), f"this rose runs from a temporary environment ({argv[0]}) that can vanish "
-                      "with its cache, and the hooks with it: install rose (`uv tool install rose-memory` or pipx) "
-                      "and run `rose install` again from there"]
+                      f"with its cache, and the hooks with it: install rose for good ({INSTALL_HINT}) and run "
+                      "`rose install` again with that rose"]
     return _report(agent, scope, "install", plan, dry_run)
 
 

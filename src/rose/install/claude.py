@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rose.install import jsonhooks
-from rose.install.command import command_executable, display_command, executable_resolves, hook_command
+from rose.install.command import (INSTALL_HINT, command_executable, display_command, executable_resolves,
+                                  hook_command, user_install)
 from rose.install.files import Plan, read_bytes
 from rose.install.hooks import EVENTS, HOOKS
 from rose.install.model import Agent, InstallError, Level, Scope, WiringCheck
@@ -129,11 +130,7 @@ def checks(cwd: Path, home: Path, env: Mapping[str, str], cli_found: bool) -> li
     plugin = _plugin_enabled(cwd, home, env)
     if plugin:
         wired_in.append("the rose plugin")
-        resolves = executable_resolves("rose", env.get("PATH"))
-        out.append(WiringCheck("claude plugin", Level.OK if resolves else Level.FAIL,
-                               "rose@rose is enabled; its hooks run `rose` from PATH" if resolves else
-                               "rose@rose is enabled but `rose` is not on PATH, so its hooks fail: "
-                               "`uv tool install rose-memory` (or pipx) puts it there", AGENT))
+        out.append(_plugin_check(home, env))
     if not wired_in:
         level = Level.WARN if cli_found else Level.INFO
         out.append(WiringCheck("claude hooks", level, "not wired: `rose install --agent claude` (this project) or "
@@ -142,6 +139,19 @@ def checks(cwd: Path, home: Path, env: Mapping[str, str], cli_found: bool) -> li
         out.append(WiringCheck("claude hooks", Level.WARN, "wired more than once (" + "; ".join(wired_in) + "): each "
                                "event runs rose once per place; keep one", AGENT))
     return out
+
+
+def _plugin_check(home: Path, env: Mapping[str, str]) -> WiringCheck:
+    """The plugin's hooks (hooks/rose) run `rose` from PATH, else where `python3 dev.py install` puts it."""
+    if executable_resolves("rose", env.get("PATH")):
+        return WiringCheck("claude plugin", Level.OK, "rose@rose is enabled; its hooks run `rose` from PATH", AGENT)
+    for path in user_install(home, env):
+        if executable_resolves(str(path)):
+            return WiringCheck("claude plugin", Level.OK, f"rose@rose is enabled; `rose` is not on PATH, so its hooks "
+                               f"run {path}", AGENT)
+    return WiringCheck("claude plugin", Level.FAIL, "rose@rose is enabled but finds no rose (none on PATH, none in "
+                       f"{user_install(home, env)[0].parent}), so its hooks only say so on each prompt: run "
+                       f"{INSTALL_HINT}", AGENT)
 
 
 def _handler_checks(name: str, found: list[jsonhooks.Found], scope: Scope, path: Path,

@@ -3,8 +3,8 @@
 A wired hook is ``<rose> hook <agent> <Event> # rose-managed``:
 
 * ``<rose>`` is an absolute command that keeps resolving after the shell that ran ``rose install`` is gone: the
-  ``rose`` console script next to the running interpreter (a venv, ``uv tool`` or ``pipx`` install puts it there),
-  else ``<python> -m rose``. Both are quoted for a POSIX shell, so paths with spaces work.
+  ``rose`` console script next to the running interpreter (``python3 dev.py install`` or any other virtual
+  environment puts it there), else ``<python> -m rose``. Both are quoted for a POSIX shell, so paths with spaces work.
 * ``# rose-managed`` is a shell comment: the agent's shell ignores it, and it marks the entry as written by
   ``rose install``. Only entries with the marker *and* `` hook <agent> `` are rose's to update or remove; a rose hook
   someone wired by hand (no marker) is recognised so it is not doubled, but never edited or removed.
@@ -16,7 +16,7 @@ import re
 import shlex
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +38,21 @@ def rose_argv(python: str | None = None) -> list[str]:
             return [str(script)]
     return [str(exe), "-m", "rose"]
 
+
+def user_install(home: Path, env: Mapping[str, str]) -> list[Path]:
+    """Where ``python3 dev.py install`` puts the ``rose`` command: the link in ``$XDG_BIN_HOME`` (else
+    ``~/.local/bin``), and the console script in its own venv under ``$XDG_DATA_HOME`` (else ``~/.local/share``).
+    The plugin's hook (hooks/rose) runs the first of these when ``rose`` is not on PATH; dev.py's ``user_paths`` and
+    hooks/rose spell the same rule, and a test holds the three together."""
+    def xdg(var: str, default: Path) -> Path:
+        value = env.get(var, "")
+        return Path(value) if os.path.isabs(value) else default
+
+    return [xdg("XDG_BIN_HOME", home / ".local" / "bin") / "rose",
+            xdg("XDG_DATA_HOME", home / ".local" / "share") / "rose" / "venv" / "bin" / "rose"]
+
+
+INSTALL_HINT = "`python3 dev.py install` in a clone of rose (https://github.com/yiheinchai/rose)"
 
 _EPHEMERAL = ("/.cache/uv/", "/uv/cache/", "/archive-v0/", "/pipx/.cache/", "/pipx/cache/")
 

@@ -86,6 +86,7 @@ class InstallReport:
     changes: list[FileChange] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # worth knowing, nothing to do
     steps: list[str] = field(default_factory=list)  # the user must do these for the hooks to fire
+    skipped: bool = False             # `--agent auto` found no trace of this agent, so nothing was done for it
 
     @property
     def changed(self) -> bool:
@@ -95,7 +96,7 @@ class InstallReport:
         return {"agent": self.agent.value, "scope": self.scope.value, "operation": self.operation,
                 "summary": self.summary, "command": self.command, "changed": self.changed,
                 "changes": [c.to_dict() for c in self.changes], "notes": list(self.notes),
-                "steps": list(self.steps)}
+                "steps": list(self.steps), "skipped": self.skipped}
 
     def render(self) -> str:
         lines = [f"{self.agent.value}: {self.summary}"]
