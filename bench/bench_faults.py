@@ -356,6 +356,9 @@ def processes() -> dict[str, list[tuple[int, int]]]:
             found["helper"].append(entry)
         elif any(str(STANDIN).encode() in c for c in cmd):
             found["model"].append(entry)
+    for kind in ("learner", "helper"):   # a child between fork and exec still shows its parent's command line
+        pids = {pid for pid, _ppid in found[kind]}
+        found[kind] = [(pid, ppid) for pid, ppid in found[kind] if ppid not in pids]
     return found
 
 
