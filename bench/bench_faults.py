@@ -336,15 +336,19 @@ print(json.dumps({"lessons": len(nodes), "episodes": len(eps), "torn": len(bad) 
 
 
 # -- 3. many sessions, a slow failing model ------------------------------------------------------------------------
-def processes() -> dict[str, list[tuple[int, int]]]:
-    """(pid, parent pid) of every learner, warm helper and model CLI alive now."""
+def processes(rose_home: str | None = None) -> dict[str, list[tuple[int, int]]]:
+    """(pid, parent pid) of every learner, warm helper and model CLI alive now, of the sandbox whose ROSE_HOME is
+    given (other rose processes on the machine, a test run's say, are not this benchmark's)."""
     found: dict[str, list[tuple[int, int]]] = {"learner": [], "helper": [], "model": []}
+    mine = f"ROSE_HOME={rose_home}".encode() if rose_home else None
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             fields = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()
+            if mine is not None and mine not in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+                continue
         except OSError:
             continue
         if fields[0] == "Z":
@@ -407,7 +411,7 @@ def load(tmp: Path, sessions: int, settle: float, workers: int) -> dict:
 
     def sample() -> None:
         while not stop.is_set():
-            now, t = processes(), time.monotonic()
+            now, t = processes(env["ROSE_HOME"]), time.monotonic()
             for kind in counts:
                 counts[kind].append((t, len(now[kind])))
             learners = {pid for pid, _ppid in now["learner"]}
@@ -442,7 +446,7 @@ def load(tmp: Path, sessions: int, settle: float, workers: int) -> dict:
         time.sleep(1)
     stop.set()
     sampler.join()
-    left = processes()
+    left = processes(env["ROSE_HOME"])
     calls = len((root / "calls.log").read_text().splitlines()) if (root / "calls.log").exists() else 0
     for pid, _cwd in left["helper"] + left["learner"] + left["model"]:
         try:

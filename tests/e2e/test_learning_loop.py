@@ -26,7 +26,7 @@ pytestmark = pytest.mark.e2e
 CORRECTION = ("Add a retry to the uploader. In this repo always use the retry_with_jitter helper from utils/net.py, "
               "never write your own backoff loop.")
 QUOTE = "always use the retry_with_jitter helper from utils/net.py, never write your own backoff loop."
-LESSON_ID = re.compile(r"\bn_[0-9a-f]{6}\b")
+LESSON_ID = re.compile(r"\bn_[0-9a-f]{6,}\b")
 RULE = "Use retry_with_jitter from utils/net.py for retries; never hand-roll a backoff loop."
 SECOND_PROMPT = "The downloader needs retries as well, please add them."
 
@@ -75,11 +75,18 @@ def _wait_for(predicate, what: str, timeout: float = 120.0) -> None:
     pytest.fail(f"timed out waiting for {what}")
 
 
-def _prepare(project: Path, backend: str, command: Path) -> None:
-    for args in (("init",), ("config", "set", "agent.backend", backend),
-                 ("config", "set", f"agent.{backend}_command", str(command)),
-                 ("config", "set", "embed.provider", "none"), ("config", "set", "reflection.mode", "off")):
-        out = run_rose(*args, cwd=project)
+def _user(home: Path) -> dict[str, str]:
+    """The user's own environment: the HOME the agent CLI runs with, so rose commands and hooks see one user."""
+    return {"HOME": str(home), "ROSE_HOME": str(home / ".rose")}
+
+
+def _prepare(project: Path, backend: str, command: Path, home: Path) -> None:
+    """The user's own settings choose the backend (a repository's could not), set in their global config."""
+    for args in (("init",), ("config", "set", "agent.backend", backend, "--scope", "global"),
+                 ("config", "set", f"agent.{backend}_command", str(command), "--scope", "global"),
+                 ("config", "set", "embed.provider", "none", "--scope", "global"),
+                 ("config", "set", "reflection.mode", "off")):
+        out = run_rose(*args, cwd=project, env=_user(home))
         assert out.returncode == 0, out.stderr
 
 
@@ -112,8 +119,8 @@ def _check_lesson(project: Path) -> None:
 def test_claude_session_two_gets_what_session_one_taught(project: Path, tmp_path: Path, claude: Path) -> None:
     home = tmp_path / "cli-home"
     home.mkdir()
-    _prepare(project, "claude", claude)
-    _ok(run_rose("install", "--agent", "claude", "--scope", "project", cwd=project), "rose install")
+    _prepare(project, "claude", claude, home)
+    _ok(run_rose("install", "--agent", "claude", "--scope", "project", cwd=project, env=_user(home)), "rose install")
     with MockModelServer(handler=judge_answers) as mock:
         first = agent_clis.run_claude(["-p", CORRECTION, "--output-format", "json"], cwd=project, home=home,
                                       mock_url=mock.url)
@@ -136,10 +143,10 @@ def test_claude_session_two_gets_what_session_one_taught(project: Path, tmp_path
 def test_codex_session_two_gets_what_session_one_taught(project: Path, tmp_path: Path, codex: Path) -> None:
     home = tmp_path / "cli-home"
     home.mkdir()
-    _prepare(project, "codex", codex)
+    _prepare(project, "codex", codex, home)
     with MockModelServer(handler=judge_answers) as mock:
         agent_clis.write_codex_config(home, mock.openai_base_url, trusted_projects=[project])
-        env = {**os.environ, "HOME": str(home)}
+        env = {**os.environ, **_user(home)}
         cp = run_rose("install", "--agent", "codex", "--scope", "project", cwd=project, env=env)
         _ok(cp, "rose install --agent codex")
         path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
