@@ -295,6 +295,23 @@ def cmd_trust(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_switch(args: argparse.Namespace) -> int:
+    from rose.store.layers import OFF_MARKER, repository_root, switch, switched_off
+
+    repo = repository_root(Path(args.cwd) if args.cwd else Path.cwd())
+    on = args.command == "on"
+    changed = switch(repo, on=on)
+    still = switched_off(repo)
+    if args.json:
+        _print_json({"repository": str(repo), "on": still is None, "changed": changed})
+    elif on and still:
+        print(f"rose is still off in {repo}: {still} (remove {repo / OFF_MARKER} to switch it on)")
+    else:
+        print(f"rose is {'on' if on else 'off'} in {repo}" + ("" if changed else " (it already was)")
+              + ("" if on else ": no recall, no learning there; lessons stay where they are. `rose on` undoes it"))
+    return 0
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     from rose import render
     from rose.search import search
@@ -432,6 +449,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("key", nargs="?")
     p.add_argument("value", nargs="?")
     p.add_argument("--scope", choices=["project", "global"], default="project")
+
+    command("off", cmd_switch, "switch rose off in this repository (no recall, no learning; lessons stay)")
+    command("on", cmd_switch, "switch rose back on in this repository")
 
     p = command("trust", cmd_trust, "honour this repository's .rose/config.yaml as it is now (pinned to its content)")
     p.add_argument("--revoke", action="store_true", help="stop trusting it")

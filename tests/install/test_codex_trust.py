@@ -132,7 +132,8 @@ def test_reinstalling_after_a_move_replaces_rose_trust(home: Path, project: Path
     assert text.count("# rose-managed:") == 4
     state = parse_toml(text)["hooks"]["state"]
     key = trust_key(str(home / ".codex" / "hooks.json"), "Stop", 0, 0)
-    assert state[key]["trusted_hash"] == hook_hash("Stop", "/elsewhere/rose hook codex Stop # rose-managed", 10)
+    assert state[key]["trusted_hash"] == hook_hash("Stop", "/elsewhere/rose hook codex Stop # rose-managed", 10,
+                                                   status_message="⋯ ROSE · noting this turn")
 
 
 def test_project_scope_uninstall_keeps_user_scope_trust(home: Path, project: Path, env: dict) -> None:

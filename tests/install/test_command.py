@@ -132,7 +132,8 @@ def test_rose_handler_inside_a_users_group_is_removed_alone() -> None:
 
 
 def test_duplicate_rose_entries_collapse_to_one() -> None:
-    entry = {"hooks": [{"type": "command", "command": f"/r hook claude Stop {MARKER}", "timeout": 10}]}
+    entry = {"hooks": [{"type": "command", "command": f"/r hook claude Stop {MARKER}", "timeout": 10,
+                        "statusMessage": "⋯ ROSE · noting this turn"}]}
     merged = add_hooks({"hooks": {"Stop": [entry, json.loads(json.dumps(entry))]}}, Agent.CLAUDE,
                        HOOKS[Agent.CLAUDE], lambda e: f"/r hook claude {e} {MARKER}")
     assert merged.data["hooks"]["Stop"] == [entry]

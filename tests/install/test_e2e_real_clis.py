@@ -120,7 +120,9 @@ def test_codex_fires_the_installed_hooks_without_bypassing_trust(scope: Scope, c
         assert entry["trustStatus"] == "trusted", entry
         event = {"userPromptSubmit": "UserPromptSubmit", "preCompact": "PreCompact", "stop": "Stop",
                  "sessionEnd": "SessionEnd"}[entry["eventName"]]
-        assert entry["currentHash"] == hook_hash(event, entry["command"], entry["timeoutSec"])
+        assert entry["currentHash"] == hook_hash(event, entry["command"], entry["timeoutSec"],
+                                                 status_message=entry.get("statusMessage"))
+        assert entry.get("statusMessage", "").startswith("⋯ ROSE · ")   # what Codex shows while the hook runs
     assert all(c.level.value == "ok" for c in wiring_checks(taught, home, env={"PATH": os.environ["PATH"]})
                if c.name == f"codex hooks ({scope.value})")
 

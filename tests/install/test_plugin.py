@@ -54,13 +54,13 @@ def test_marketplace_lists_the_plugin_at_the_repository_root() -> None:
 
 def test_plugin_hooks_are_the_installed_hooks_run_through_hooks_rose() -> None:
     hooks = _load("hooks/hooks.json")["hooks"]
-    want = {spec.event.value: spec.timeout_s for spec in HOOKS[Agent.CLAUDE]}
+    want = {spec.event.value: spec for spec in HOOKS[Agent.CLAUDE]}
     assert set(hooks) == set(want)
     for event, groups in hooks.items():
         [group] = groups
         [handler] = group["hooks"]
         # /bin/sh by its path: Claude Code runs the command with /bin/sh, whatever PATH it was started with
-        assert handler == {"type": "command", "timeout": want[event],
+        assert handler == {"type": "command", "timeout": want[event].timeout_s, "statusMessage": want[event].status,
                            "command": f'/bin/sh "${{CLAUDE_PLUGIN_ROOT}}/hooks/rose" hook claude {event}'}
         found = parse_rose_hook(handler["command"])
         # recognised as a rose hook, but not as one `rose install` manages: uninstall never touches the plugin

@@ -158,7 +158,7 @@ def _assert_installed(agent: Agent, scope: Scope, home: Path, project: Path, ori
     found = [f for f in rose_handlers(data, agent) if f.hook.managed]
     assert {f.event: f.handler for f in found} == {
         spec.event.value: {"type": "command", "command": hook_command(FAKE_ROSE, agent, spec.event.value),
-                           "timeout": spec.timeout_s} for spec in HOOKS[agent]}
+                           "timeout": spec.timeout_s, "statusMessage": spec.status} for spec in HOOKS[agent]}
     for f in found:  # a group of its own, after the user's groups
         assert data["hooks"][f.event][f.group] == {"hooks": [f.handler]}
         assert f.group == len(original.get("hooks", {}).get(f.event, []))
@@ -172,7 +172,8 @@ def _assert_installed(agent: Agent, scope: Scope, home: Path, project: Path, ori
         state = parse_toml((home / ".codex" / "config.toml").read_text())["hooks"]["state"]
         for f in found:
             key = trust_key(str(path), f.event, f.group, f.index)
-            assert state[key]["trusted_hash"] == hook_hash(f.event, f.handler["command"], f.handler["timeout"])
+            assert state[key]["trusted_hash"] == hook_hash(f.event, f.handler["command"], f.handler["timeout"],
+                                                           status_message=f.handler.get("statusMessage"))
         agents = home / ".codex" / "AGENTS.md" if scope is Scope.USER else project / "AGENTS.md"
         assert "<!-- rose:begin -->" in agents.read_text()
 

@@ -132,7 +132,13 @@ def _what(event_name: str) -> str:
 
 
 def dispatch(event: HookEvent) -> dict[str, Any]:
+    from pathlib import Path
+
     from rose.hooks.adapters import HookName
+    from rose.store.layers import repository_root, switched_off
+
+    if switched_off(repository_root(Path(event.cwd))):
+        return {}   # the user switched rose off here: nothing recalled, nothing learned, nothing said
 
     if event.name is HookName.USER_PROMPT_SUBMIT:
         return on_prompt(event)
@@ -244,12 +250,15 @@ def on_stop(event: HookEvent) -> dict[str, Any]:
 
 
 def on_session_end(event: HookEvent) -> dict[str, Any]:
+    """Queue the session for the learner and start it: no transcript is read here (SessionEnd has about a second)."""
     layers = _layers(event)
     if layers.empty:
         return {}
-    from rose.learn.reflect import on_session_end as hand_off
+    from rose.learn.jobs import Job, JobKind, enqueue, request_learning
 
-    hand_off(layers, event)
+    owner = layers.stores()[0]
+    enqueue(owner, Job(JobKind.SESSION_END, event.session_id, event.transcript_path, event.agent.value, event.cwd))
+    request_learning(owner)
     return {}
 
 

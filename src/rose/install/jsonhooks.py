@@ -128,7 +128,10 @@ def rose_handlers(data: JsonObject, agent: Agent) -> list[Found]:
 
 
 def handler_for(spec: HookSpec, command: str) -> JsonObject:
-    return {"type": "command", "command": command, "timeout": spec.timeout_s}
+    handler: JsonObject = {"type": "command", "command": command, "timeout": spec.timeout_s}
+    if spec.status:
+        handler["statusMessage"] = spec.status
+    return handler
 
 
 @dataclass

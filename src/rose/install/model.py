@@ -55,11 +55,13 @@ class InstallError(RoseError):
 
 @dataclass(frozen=True)
 class HookSpec:
-    """One hook rose wires: the event, its timeout in seconds (per agent) and why that timeout."""
+    """One hook rose wires: the event, its timeout in seconds (per agent), why that timeout, and the status line the
+    agent shows while it runs (`statusMessage`: Claude Code's spinner, Codex's working line after ~300 ms)."""
 
     event: HookName
     timeout_s: int
     why: str
+    status: str = ""
 
 
 @dataclass(frozen=True)

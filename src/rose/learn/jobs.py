@@ -83,15 +83,22 @@ def backoff_s(attempts: int) -> float:
 
 
 def _write_job(path: Path, job: Job) -> None:
+    """A job as written by the learner: it may carry an error message quoting model output, so it is redacted."""
     from rose.redact import redact_data
 
     write_text_atomic(path, json.dumps(redact_data(job.to_dict()), indent=1))
 
 
 def enqueue(store: Store, job: Job) -> Path:
-    """Queue a job (one file per session and kind: a second Stop of a session replaces its first, never doubles)."""
+    """Queue a job (one file per session and kind: a second Stop of a session replaces its first, never doubles).
+
+    A new job holds ids, paths and counters only (no error yet), so the hook writes it without loading the
+    redactor: SessionEnd has about a second before Claude Code kills it."""
     path = store.queue_dir / job.name
-    _write_job(path, job)
+    if job.last_error:
+        _write_job(path, job)
+    else:
+        write_text_atomic(path, json.dumps(job.to_dict(), indent=1))
     return path
 
 

@@ -18,10 +18,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rose.config import ReflectionMode, ReflectionSettings
-from rose.transcripts.incremental import TurnCounts
+
+if TYPE_CHECKING:
+    from rose.transcripts.incremental import TurnCounts
 
 MAX_SCAN_BYTES = 8 * 1024 * 1024   # one turn's new lines; beyond this the rest is counted next time
 
@@ -40,6 +42,7 @@ def count_new(transcript: Path, offset: int, agent: str | None = None) -> tuple[
     own rules (one parser for both agents). Never blocks: a path that is not a regular file is refused without a
     blocking open, and any transcript that cannot be read counts as nothing new."""
     from rose.transcripts import TranscriptError, count_since
+    from rose.transcripts.incremental import TurnCounts
 
     try:
         return count_since(transcript, offset, agent=agent, max_bytes=MAX_SCAN_BYTES)
@@ -96,8 +99,12 @@ def on_stop(layers, event, settings) -> dict[str, Any]:
         return {}  # the agent is already answering our one request: never loop
     state_now = owner.read_json(session_path(owner, event.session_id), {})
     start = int((state_now.get("reflection") or {}).get("offset", 0)) if isinstance(state_now, dict) else 0
-    counts, end = count_new(Path(event.transcript_path), start, event.agent.value) if event.transcript_path \
-        else (TurnCounts(), start)
+    if event.transcript_path:
+        counts, end = count_new(Path(event.transcript_path), start, event.agent.value)
+    else:
+        from rose.transcripts.incremental import TurnCounts
+
+        counts, end = TurnCounts(), start
     decision_box: list[Decision] = []
 
     def step(data: dict[str, Any]) -> None:
@@ -120,11 +127,3 @@ def on_stop(layers, event, settings) -> dict[str, Any]:
                        event.cwd, fork=rs.mode is ReflectionMode.FORK))
     request_learning(owner)
     return {}
-
-
-def on_session_end(layers, event) -> None:
-    from rose.learn.jobs import Job, JobKind, enqueue, request_learning
-
-    owner = layers.stores()[0]
-    enqueue(owner, Job(JobKind.SESSION_END, event.session_id, event.transcript_path, event.agent.value, event.cwd))
-    request_learning(owner)

@@ -56,6 +56,46 @@ def personal_root(repository: Path) -> Path:
     return global_root() / PERSONAL_DIR / f"{name}-{digest}"
 
 
+OFF_FILE = "off.json"       # under the global store: repositories the user switched rose off in (`rose off`)
+OFF_MARKER = ".rose-off"    # or a file of this name at a repository's root (a team can commit it)
+
+
+def switched_off(repository: Path) -> str | None:
+    """Why rose is off in this repository (`rose off`, or a .rose-off file at its root), or None when it is on."""
+    import json
+
+    if (repository / OFF_MARKER).exists():
+        return f"{repository / OFF_MARKER} exists"
+    try:
+        data = json.loads((global_root() / OFF_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(data, dict) and os.path.realpath(repository) in data.get("off", []):
+        return "switched off with `rose off`"
+    return None
+
+
+def switch(repository: Path, on: bool) -> bool:
+    """`rose on` / `rose off` for a repository; returns whether anything changed."""
+    import json
+
+    from rose.store.atomic import file_lock, write_text_atomic
+
+    path = global_root() / OFF_FILE
+    key = os.path.realpath(repository)
+    with file_lock(global_root() / "locks" / "off.lock"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        off = [p for p in (data.get("off", []) if isinstance(data, dict) else []) if isinstance(p, str)]
+        changed = (key in off) == on
+        off = [p for p in off if p != key] + ([] if on else [key])
+        if changed:
+            write_text_atomic(path, json.dumps({"off": sorted(off)}, indent=1) + "\n", mode=0o600)
+    return changed
+
+
 def find_project_root(start: Path) -> Path | None:
     """The nearest `.rose/` at or above `start`, never the global store itself."""
     glob = global_root()
