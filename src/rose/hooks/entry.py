@@ -176,7 +176,7 @@ def on_prompt(event: HookEvent) -> dict[str, Any]:
 
     settings = layers.settings()
     deadline = prompt_deadline(settings.recall.deadline_s)
-    owner = layers.stores()[0]
+    owner = layers.owner()   # the session's records go to the repository's store (the user's own, if it has none)
     for store in layers.stores():
         store.bound_waits(settings.recall.lock_wait_s)  # a held lock or a busy index is waited on briefly, no more
 
@@ -226,11 +226,9 @@ def on_pre_compact(event: HookEvent) -> dict[str, Any]:
     """Compaction is about to discard turns: forget what was served (it may be gone from context), and hand the
     transcript to the learner first, so a long session learns from work that no longer fits (seed 003)."""
     layers = _layers(event)
-    if layers.empty:
-        return {}
     from rose.store.sessions import clear_served
 
-    owner = layers.stores()[0]
+    owner = layers.owner()   # a repository rose has never seen learns too: its store is made now
     clear_served(owner, event.session_id)
     if event.transcript_path and layers.settings().reflection.mode.value != "off":
         from rose.learn.jobs import Job, JobKind, enqueue, request_learning
@@ -242,8 +240,6 @@ def on_pre_compact(event: HookEvent) -> dict[str, Any]:
 
 def on_stop(event: HookEvent) -> dict[str, Any]:
     layers = _layers(event)
-    if layers.empty:
-        return {}
     from rose.learn.reflect import on_stop as schedule
 
     return schedule(layers, event, layers.settings())
@@ -252,11 +248,9 @@ def on_stop(event: HookEvent) -> dict[str, Any]:
 def on_session_end(event: HookEvent) -> dict[str, Any]:
     """Queue the session for the learner and start it: no transcript is read here (SessionEnd has about a second)."""
     layers = _layers(event)
-    if layers.empty:
-        return {}
     from rose.learn.jobs import Job, JobKind, enqueue, request_learning
 
-    owner = layers.stores()[0]
+    owner = layers.owner()   # a repository rose has never seen learns too: its store is made now
     enqueue(owner, Job(JobKind.SESSION_END, event.session_id, event.transcript_path, event.agent.value, event.cwd))
     request_learning(owner)
     return {}

@@ -193,11 +193,12 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
             text = digest(conversation, DIGEST_TOKENS).text
             result = attribute(layers, owner, job.session_id, prompt, text, final_summary(conversation), judge,
                                conversation=conversation)
-            source = {"outcome_from": "assess"}
+            source = {"outcome_from": "assess", "used_from": result.source}
             if executed.outcome is not Outcome.UNKNOWN:   # a check that ran outranks the judge's reading
                 result.outcome = EpisodeOutcome.SUCCESS if executed.outcome is Outcome.VERIFIED \
                     else EpisodeOutcome.FAILURE
-                source = {"outcome_from": "execution", "check": executed.check or "", "evidence": list(executed.handles)}
+                source = {"outcome_from": "execution", "used_from": result.source, "check": executed.check or "",
+                          "evidence": list(executed.handles)}
             episode = record_episode(layers, owner, job.session_id, prompt, result,
                                      episode_id=episode_id_for(job.session_id), extra=source)
             # compression is marked before it runs: a kill loses the attempt, it never makes a second one

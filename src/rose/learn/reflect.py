@@ -93,7 +93,7 @@ def on_stop(layers, event, settings) -> dict[str, Any]:
     from rose.learn.jobs import Job, JobKind, enqueue, request_learning
     from rose.store.sessions import session_path, update_session
 
-    owner = layers.stores()[0]
+    owner = layers.owner()
     rs = settings.reflection
     if rs.mode is ReflectionMode.BLOCK and event.stop_hook_active:
         return {}  # the agent is already answering our one request: never loop

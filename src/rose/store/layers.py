@@ -204,6 +204,12 @@ class Layers:
             self.personal = True
         return self.project
 
+    def owner(self) -> Store:
+        """The store a session's own records live in (its scratch, its queued learning, its episodes): the project's,
+        created for a repository that has none yet (the user's own store for it). One place for both the hooks and
+        the learner, so what recall served is what attribution reads."""
+        return self.writable(Scope.PROJECT)
+
     def init_project(self) -> tuple[Store, int]:
         """A committable `.rose/` for this repository (at its root). Lessons the user's own store held for it move
         in (each file written there before it is removed here: nothing is lost). Returns (store, files moved)."""
