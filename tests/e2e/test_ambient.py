@@ -115,7 +115,7 @@ def test_claude_learns_in_a_fresh_repository_and_says_so(tmp_path: Path, claude:
                                        cwd=repo, home=home, mock_url=mock.url)
         assert second.returncode == 0, second.stderr
         turns = [r for r in mock.model_requests("anthropic") if "<rose-lessons>" in r.body_text]
-        assert turns and "retry_with_jitter" in turns[0].body_text and 'ref="M1"' in turns[0].body_text
+        assert turns and "retry_with_jitter" in turns[0].body_text and 'ref=\\"M1\\"' in turns[0].body_text
         events = [json.loads(x) for x in second.stdout.splitlines() if x.startswith("{")]
         notices = [e["content"] for e in events if e.get("type") == "system" and e.get("subtype") == "informational"]
         assert any(n.startswith("UserPromptSubmit says: ⋯ ROSE · 1 lesson") for n in notices), notices
@@ -151,7 +151,7 @@ def test_codex_learns_in_a_fresh_repository_and_says_so(tmp_path: Path, codex: P
         second = agent_clis.run_codex_exec([SECOND_PROMPT], cwd=repo, home=home, env=path)
         assert second.returncode == 0, second.stderr
         turns = [r for r in mock.model_requests("responses") if "<rose-lessons>" in r.body_text]
-        assert turns and "retry_with_jitter" in turns[0].body_text and 'ref="M1"' in turns[0].body_text
+        assert turns and "retry_with_jitter" in turns[0].body_text and 'ref=\\"M1\\"' in turns[0].body_text
         assert "⋯ ROSE" not in second.stdout + second.stderr   # codex exec shows hook notices nowhere (documented)
         _check_session_two(home)
         with Tui("codex", [codex, "--no-daemon", "-s", "read-only", "-a", "never"],
