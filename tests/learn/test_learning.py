@@ -13,6 +13,7 @@ from rose.config import ReflectionMode, ReflectionSettings, Settings
 from rose.hooks.entry import run as hook
 from rose.judge import FailureKind, Judge, JudgeFailure, Scripted
 from rose.learn import reflect
+from rose.transcripts.incremental import TurnCounts
 from rose.learn.consolidate import Action
 from rose.learn.jobs import queued
 from rose.learn.learner import run_queue
@@ -69,24 +70,24 @@ def test_nudge_thresholds_and_backoff() -> None:
     rs = ReflectionSettings(nudge_after_tool_calls=3, nudge_after_turns=99, min_surprises=99, nudge_cooldown_s=100,
                             nudge_backoff_after=2)
     state: dict = {}
-    assert not reflect.decide(state, reflect.TurnCounts(tool_calls=2), rs, 1000).reflect
-    assert reflect.decide(state, reflect.TurnCounts(tool_calls=1), rs, 1000).reflect      # 3 tool calls
+    assert not reflect.decide(state, TurnCounts(tool_calls=2), rs, 1000).reflect
+    assert reflect.decide(state, TurnCounts(tool_calls=1), rs, 1000).reflect      # 3 tool calls
     assert state["tool_calls"] == 0                                                       # counters reset
-    hold = reflect.decide(state, reflect.TurnCounts(tool_calls=5), rs, 1050)
+    hold = reflect.decide(state, TurnCounts(tool_calls=5), rs, 1050)
     assert not hold.reflect and "cooldown" in hold.reason
-    assert reflect.decide(state, reflect.TurnCounts(), rs, 1101).reflect                  # cooldown over
+    assert reflect.decide(state, TurnCounts(), rs, 1101).reflect                  # cooldown over
     # two empty reflections in a row: the cooldown doubles, then doubles again
     assert reflect.cooldown_s(rs, 1) == 100 and reflect.cooldown_s(rs, 2) == 200 and reflect.cooldown_s(rs, 3) == 400
     state["empty_reflections"] = 2
     state["tool_calls"] = 10
-    assert not reflect.decide(state, reflect.TurnCounts(), rs, 1101 + 150).reflect
-    assert reflect.decide(state, reflect.TurnCounts(), rs, 1101 + 201).reflect
+    assert not reflect.decide(state, TurnCounts(), rs, 1101 + 150).reflect
+    assert reflect.decide(state, TurnCounts(), rs, 1101 + 201).reflect
 
 
 def test_failures_and_turns_are_occasions_too() -> None:
     rs = ReflectionSettings(nudge_after_tool_calls=99, nudge_after_turns=2, min_surprises=2, nudge_cooldown_s=0)
-    assert "failed tool calls" in reflect.decide({}, reflect.TurnCounts(failures=2), rs, 1).reason
-    assert "turns" in reflect.decide({}, reflect.TurnCounts(user_turns=2), rs, 1).reason
+    assert "failed tool calls" in reflect.decide({}, TurnCounts(failures=2), rs, 1).reason
+    assert "turns" in reflect.decide({}, TurnCounts(user_turns=2), rs, 1).reason
 
 
 def test_stop_hook_counts_only_new_lines_and_queues_a_reflection(no_cache_settings: Layers, tmp_path: Path) -> None:
