@@ -471,6 +471,22 @@ def test_secrets_in_usage_never_reach_the_log(layers: Layers) -> None:
     assert "[REDACTED" in store.usage_path.read_text(encoding="utf-8")
 
 
+def test_rose_init_moves_a_personal_stores_usage_with_its_lessons(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    layers = Layers.discover(repo)
+    personal = layers.writable(Scope.PROJECT)          # a repository without .rose/: the user's own store for it
+    personal.save(lesson("n_port01"))
+    credit(layers, ["n_port01"])
+    credit(layers, ["n_port01"], session="s2")
+    store, moved = layers.init_project()
+    assert moved >= 1 and store.root == repo / ".rose"
+    store.sync()
+    assert store.get("n_port01").use_count == 2 and len(store.get("n_port01").covers_tasks) == 2
+    assert usage.GITATTRIBUTES_LINE in (store.root / ".gitattributes").read_text(encoding="utf-8")
+    layers.close()
+
+
 # -- two clones, real git --------------------------------------------------------------------------------------------
 GIT = ["git", "-c", "user.name=rose test", "-c", "user.email=rose@example.invalid", "-c", "init.defaultBranch=main",
        "-c", "pull.rebase=false", "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false"]
@@ -547,12 +563,22 @@ def test_two_clones_that_used_and_changed_lessons_merge_cleanly(tmp_path: Path) 
     rows = {r.id: r.use_count for r in store_a.rows()}        # what `rose status` and the hook read
     assert rows == {"n_shared": 4, "n_alpha1": 2, "n_beta01": 2, "n_gamma1": 1}
 
-    out = git(b, "pull", "--no-edit", str(a), "main")          # and back: a fast-forward swaps the log under B
-    store_b = Layers.discover(b).project
+    git(b, "pull", "--no-edit", str(a), "main")                # and back: a fast-forward swaps the log under B
+    lb = Layers.discover(b)
+    store_b = lb.project
     store_b.sync()
     assert {r.id: r.use_count for r in store_b.rows()} == rows
     assert {n.id: n for n in store_b.iter_nodes()} == {n.id: n for n in store_a.iter_nodes()}
-    store_b.close()
+
+    credit(la, ["n_shared"], session="a3")                     # once more, rebasing instead of merging
+    _commit(a, "clone a: one more use")
+    credit(lb, ["n_shared", "n_gamma1"], session="b2")
+    _commit(b, "clone b: one more use")
+    git(a, "pull", "--rebase", str(b), "main")
+    assert git(a, "status", "--porcelain") == ""
+    store_a.sync()
+    assert (store_a.get("n_shared").use_count, store_a.get("n_gamma1").use_count) == (6, 2)
+    lb.close()
     la.close()
 
 

@@ -39,7 +39,6 @@ values against what the log already says, so the stages that change `node.stats`
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -70,6 +69,8 @@ def now_at() -> str:
 
 
 def _digest(text: str, n: int = 10) -> str:
+    import hashlib   # only when a node has claims, trials or old usage: the per-prompt path seldom needs it
+
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:n]  # noqa: S324 - an identity, not a MAC
 
 
