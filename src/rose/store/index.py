@@ -2,8 +2,10 @@
 
 Files are the source of truth. The index records each node file's (mtime, size) and catches up with the files
 on `sync()`: new and hand-edited files are parsed, deleted ones dropped, corrupt ones recorded as problems (and
-left untouched on disk). Deleting index.db loses nothing; it is rebuilt on the next open. Schema changes go
-through MIGRATIONS, applied in order and recorded by name.
+left untouched on disk). It also folds usage.jsonl per node (rose.store.usage; `catch_up_usage`), so a row's
+use_count and last_used, what `rose status` and recall read, are the folded values and no read folds the log.
+Deleting index.db loses nothing; it is rebuilt on the next open. Schema changes go through MIGRATIONS, applied in
+order and recorded by name.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rose.model import Node
+from rose.store import usage
 from rose.store.usage import View
 from rose.tokens import estimate
 
@@ -287,8 +290,6 @@ class Index:
             c.execute("DELETE FROM nodes WHERE rowid=?", (row[0],))
 
     def _insert(self, node: Node, rel_path: str, base: View | None = None) -> None:
-        from rose.store import usage
-
         tags = " ".join(node.tags)
         claims = json.dumps([[k, c.claim] for k, c in zip(usage.claim_keys(node), node.dropped)], ensure_ascii=False)
         cur = self.conn.execute(
@@ -405,8 +406,6 @@ class Index:
         `trusted_offset` is the caller's word that the file is unchanged up to there (it holds the store lock and
         has just appended). The rows of the nodes whose usage changed are recomputed in the same transaction, from
         the fold and what the row keeps of the file (its claims, an old file's own usage): no file is read."""
-        from rose.store import usage
-
         mark = self._usage_mark()
         try:
             st = os.stat(path)
@@ -465,8 +464,6 @@ class Index:
         return ids
 
     def _refold_usage(self, lines: list[bytes]) -> tuple[set[str], dict[str, dict]]:
-        from rose.store import usage
-
         seen = {r[0] for r in self.conn.execute("SELECT rid FROM usage_seen")}
         present: set[str] = set()
         new: list[dict] = []
@@ -490,8 +487,6 @@ class Index:
 
     def _fold_usage(self, records: list[dict], known: set[str] | None = None) -> dict[str, dict]:
         """Fold records into the per-node states, each rid once; returns the states that changed, by id."""
-        from rose.store import usage
-
         c = self.conn
         if known is None:
             known = set()
@@ -525,8 +520,6 @@ class Index:
     def _refresh_usage_rows(self, node_ids: set[str], known: dict[str, dict] | None = None) -> None:
         """Recompute the usage columns of these nodes' rows from the fold, without reading their files. `known`:
         states just folded (the others are read from the table; a node with none has no usage in the log)."""
-        from rose.store import usage
-
         known = known or {}
         ids = sorted(node_ids)
         for i in range(0, len(ids), 500):
@@ -660,8 +653,6 @@ class Index:
 
 
 def _state(text: str) -> dict:
-    from rose.store import usage
-
     return {**usage.new_state(), **json.loads(text)}
 
 

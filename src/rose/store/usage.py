@@ -51,7 +51,7 @@ LOG_NAME = "usage.jsonl"
 GITATTRIBUTES_LINE = "usage.jsonl merge=union"
 
 STATS_COUNTERS = ("attempts", "successes", "failures", "expansions", "rescues")   # Stats fields, by name
-LATEST = ("last_used", "last_attempt")
+LATEST = ("last_used", "last_attempt")   # stats.last_used, last_attempt: the latest wins
 SETS = ("covers_tasks", "gaps", "preserve")
 REGISTERS: dict[str, Any] = {"last_attempt_successes": 0, "rejections": 0, "heldout": [0, 0], "spans": None}
 # frontmatter keys that are usage: a file written before the split holds them (read as the base), new files never
@@ -138,7 +138,7 @@ def view_of(node: Node) -> View:
             sums[f"{key}:{name}"] = getattr(trial, name)
     return View(
         sums=sums,
-        latest={"last_used": node.stats.last_used, "last_attempt": node.last_attempt},
+        latest=dict(zip(LATEST, (node.stats.last_used, node.last_attempt))),
         sets={"covers_tasks": list(node.covers_tasks), "gaps": list(node.gaps), "preserve": list(node.preserve)},
         registers={"last_attempt_successes": node.last_attempt_successes, "rejections": node.rejections,
                    "heldout": [node.heldout_passed, node.heldout_total],
