@@ -29,10 +29,13 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - the C *safe* loader
 
 
-def render_node(node: Node) -> str:
-    # The body is followed by exactly one newline that parse_node strips, so bodies with or without trailing
-    # newlines come back exactly as written.
-    return f"{FENCE}\n{dump_yaml(node.to_dict())}{FENCE}\n{node.body}\n"
+def render_node(node: Node, fields: dict[str, Any] | None = None) -> str:
+    """The file text: `fields` as frontmatter (the store passes the node's meaning, rose.store.usage.meaning;
+    `rose show` passes nothing and so shows every field, usage folded in), then the body.
+
+    The body is followed by exactly one newline that parse_node strips, so bodies with or without trailing
+    newlines come back exactly as written."""
+    return f"{FENCE}\n{dump_yaml(node.to_dict() if fields is None else fields)}{FENCE}\n{node.body}\n"
 
 
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:

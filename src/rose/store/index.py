@@ -2,8 +2,10 @@
 
 Files are the source of truth. The index records each node file's (mtime, size) and catches up with the files
 on `sync()`: new and hand-edited files are parsed, deleted ones dropped, corrupt ones recorded as problems (and
-left untouched on disk). Deleting index.db loses nothing; it is rebuilt on the next open. Schema changes go
-through MIGRATIONS, applied in order and recorded by name.
+left untouched on disk). It also folds usage.jsonl per node (rose.store.usage; `catch_up_usage`), so a row's
+use_count and last_used, what `rose status` and recall read, are the folded values and no read folds the log.
+Deleting index.db loses nothing; it is rebuilt on the next open. Schema changes go through MIGRATIONS, applied in
+order and recorded by name.
 """
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rose.model import Node
+from rose.store import usage
+from rose.store.usage import View
 from rose.tokens import estimate
 
 # Each migration is (name, SQL). Append only: never edit one that has shipped.
@@ -95,7 +99,22 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE nodes ADD COLUMN unreconciled INTEGER NOT NULL DEFAULT 0;
         UPDATE files SET mtime_ns = -1;
     """),
+    ("0007_usage", """
+        -- usage.jsonl folded per node (rose.store.usage), so no read and no row ever folds the log itself
+        CREATE TABLE usage (
+            node_id TEXT PRIMARY KEY,
+            fold TEXT NOT NULL             -- JSON: the folded state of the node's records
+        );
+        CREATE TABLE usage_seen (
+            rid TEXT PRIMARY KEY           -- records already folded: a line that appears twice counts once
+        ) WITHOUT ROWID;
+        -- what a row's usage columns are recomputed from when only the log changed (no file is read again)
+        ALTER TABLE nodes ADD COLUMN usage_base TEXT NOT NULL DEFAULT '';   -- an old file's own usage (JSON)
+        ALTER TABLE nodes ADD COLUMN claims TEXT NOT NULL DEFAULT '[]';     -- JSON [[claim key, claim text]]
+        UPDATE files SET mtime_ns = -1;
+    """),
 ]
+USAGE_MARK = "usage_log"   # meta key: how much of usage.jsonl is folded (offset, crc of it, and the file's stat)
 
 FULL_SCAN_EVERY_S = 120  # on the per-prompt path, a per-file scan at least this often (see Index.sync)
 # id, title, gist, tags, body. Measured on bench/recall_quality (bench/bench_retrieval.py): heavy title weights
@@ -227,13 +246,14 @@ class Index:
             self._conn = None
 
     # -- writes ----------------------------------------------------------------------------------------------
-    def upsert(self, node: Node, rel_path: str, mtime_ns: int, size: int) -> None:
+    def upsert(self, node: Node, rel_path: str, mtime_ns: int, size: int, base: View | None = None) -> None:
+        """`node` with its usage folded in; `base` the usage its file itself still holds (an old file's)."""
         with self._transaction():
-            self._upsert(node, rel_path, mtime_ns, size)
+            self._upsert(node, rel_path, mtime_ns, size, base)
 
-    def _upsert(self, node: Node, rel_path: str, mtime_ns: int, size: int) -> None:
+    def _upsert(self, node: Node, rel_path: str, mtime_ns: int, size: int, base: View | None = None) -> None:
         self._delete_node(node.id)
-        self._insert(node, rel_path)
+        self._insert(node, rel_path, base)
         self.conn.execute("INSERT OR REPLACE INTO files(path, mtime_ns, size, node_id, problem) VALUES (?,?,?,?,NULL)",
                           (rel_path, mtime_ns, size, node.id))
 
@@ -269,10 +289,11 @@ class Index:
             c.execute("DELETE FROM nodes_fts WHERE rowid=?", (row[0],))
             c.execute("DELETE FROM nodes WHERE rowid=?", (row[0],))
 
-    def _insert(self, node: Node, rel_path: str) -> None:
+    def _insert(self, node: Node, rel_path: str, base: View | None = None) -> None:
         tags = " ".join(node.tags)
+        claims = json.dumps([[k, c.claim] for k, c in zip(usage.claim_keys(node), node.dropped)], ensure_ascii=False)
         cur = self.conn.execute(
-            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (node.id, node.family, node.title, node.gist, tags, node.body, node.level, node.status.value,
              node.origin.value, node.memory_type.value, node.scope.value, node.importance,
              json.dumps(node.parents), json.dumps(node.derived_from), len(node.dropped), estimate(node.body),
@@ -280,12 +301,14 @@ class Index:
              json.dumps([c.claim for c in node.dropped if c.rescues > 0], ensure_ascii=False),
              text_hash(node.title, tags, node.gist, node.body),
              sum(1 for c in node.dropped if c.rescues > 0), node.heldout_passed, node.heldout_total,
-             len(node.trials), len(node.gaps), int(node.unreconciled)))
+             len(node.trials), len(node.gaps), int(node.unreconciled),
+             "" if base is None or base.empty() else base.to_json(), claims))
         self.conn.execute("INSERT INTO nodes_fts(rowid, id, title, gist, tags, body) VALUES (?,?,?,?,?,?)",
                           (cur.lastrowid, node.id, node.title, node.gist, tags, node.body))
 
     # -- catching up with the files -------------------------------------------------------------------------
-    def sync(self, nodes_dir: Path, parse: Callable[[Path], Node], quick: bool = False) -> SyncReport:
+    def sync(self, nodes_dir: Path, parse: Callable[[Path], Node | tuple[Node, View]],
+             quick: bool = False) -> SyncReport:
         """Bring the index in line with the files under nodes_dir. Cheap when nothing changed: one stat a file.
 
         `quick` (the per-prompt path) first compares the folders' mtimes, which any add, delete or atomic save
@@ -300,7 +323,7 @@ class Index:
         with self._transaction():  # one commit for the whole catch-up, not one per file
             return self._sync(nodes_dir, parse)
 
-    def _sync(self, nodes_dir: Path, parse: Callable[[Path], Node]) -> SyncReport:
+    def _sync(self, nodes_dir: Path, parse: Callable[[Path], Node | tuple[Node, View]]) -> SyncReport:
         report = SyncReport()
         known = {row[0]: (row[1], row[2], row[3]) for row in
                  self.conn.execute("SELECT path, mtime_ns, size, problem FROM files")}
@@ -313,12 +336,13 @@ class Index:
                     report.problems.append((rel, prior[2]))
                 continue
             try:
-                node = parse(self.root / rel)
+                parsed = parse(self.root / rel)
             except ValueError as exc:
                 self._record_problem(rel, st, str(exc))
                 report.problems.append((rel, str(exc)))
                 continue
-            self._upsert_from_sync(node, rel, st)
+            node, base = parsed if isinstance(parsed, tuple) else (parsed, None)
+            self._upsert_from_sync(node, rel, st, base)
             if prior is None:
                 report.added += 1
             else:
@@ -330,13 +354,13 @@ class Index:
                               [("dirs", _dir_stamps(nodes_dir)), ("full_scan", str(time.time()))])
         return report
 
-    def _upsert_from_sync(self, node: Node, rel: str, st: os.stat_result) -> None:
+    def _upsert_from_sync(self, node: Node, rel: str, st: os.stat_result, base: View | None = None) -> None:
         clash = self.conn.execute("SELECT path FROM nodes WHERE id=? AND path<>?", (node.id, rel)).fetchone()
         if clash:
             reason = f"duplicate id {node.id} (also in {clash[0]}); this copy is not indexed"
             self._record_problem(rel, st, reason)
             return
-        self._upsert(node, rel, st.st_mtime_ns, st.st_size)
+        self._upsert(node, rel, st.st_mtime_ns, st.st_size, base)
 
     def _record_problem(self, rel: str, st: os.stat_result, reason: str) -> None:
         with self._transaction():
@@ -347,12 +371,178 @@ class Index:
             c.execute("INSERT OR REPLACE INTO files(path, mtime_ns, size, node_id, problem) VALUES (?,?,?,NULL,?)",
                       (rel, st.st_mtime_ns, st.st_size, reason))
 
-    def rebuild(self, nodes_dir: Path, parse: Callable[[Path], Node]) -> SyncReport:
+    def rebuild(self, nodes_dir: Path, parse: Callable[[Path], Node | tuple[Node, View]]) -> SyncReport:
         """Everything from the files again. Vectors are kept: each is tied to the text it was made from."""
         with self._transaction():
-            for table in ("nodes", "nodes_fts", "files", "meta"):
+            for table in ("nodes", "nodes_fts", "files"):
                 self.conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+            self.conn.execute("DELETE FROM meta WHERE key <> ?", (USAGE_MARK,))  # usage has its own reset
             return self._sync(nodes_dir, parse)
+
+    # -- usage (rose.store.usage) ---------------------------------------------------------------------------
+    def usage_state(self, node_id: str) -> dict | None:
+        row = self.conn.execute("SELECT fold FROM usage WHERE node_id=?", (node_id,)).fetchone()
+        return _state(row[0]) if row else None
+
+    def usage_states(self) -> dict[str, dict]:
+        return {r[0]: _state(r[1]) for r in self.conn.execute("SELECT node_id, fold FROM usage")}
+
+    def usage_known(self, node_id: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM usage WHERE node_id=?", (node_id,)).fetchone() is not None
+
+    def reset_usage(self) -> None:
+        with self._transaction():
+            for table in ("usage", "usage_seen"):
+                self.conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+            self.conn.execute("DELETE FROM meta WHERE key = ?", (USAGE_MARK,))
+
+    def catch_up_usage(self, path: Path, trusted_offset: int | None = None) -> tuple[set[str], int]:
+        """Fold what usage.jsonl gained since the last catch-up; returns (ids whose usage changed, bytes folded).
+
+        The folded prefix is remembered by its length and CRC. A file that only grew (an append, a pull that added
+        lines at its end) costs a checksum of the prefix and a parse of the new lines. Otherwise (a merge put lines
+        in the middle, a fast-forward over our own lines) the lines whose rid was folded before are skipped without
+        being parsed; only if a folded line is gone (a checkout of an older log) is everything folded again.
+        `trusted_offset` is the caller's word that the file is unchanged up to there (it holds the store lock and
+        has just appended). The rows of the nodes whose usage changed are recomputed in the same transaction, from
+        the fold and what the row keeps of the file (its claims, an old file's own usage): no file is read."""
+        mark = self._usage_mark()
+        try:
+            st = os.stat(path)
+            if mark is not None and (mark["size"], mark["mtime_ns"]) == (st.st_size, st.st_mtime_ns):
+                return set(), mark["offset"]   # another process caught up already: no write lock taken
+        except FileNotFoundError:
+            if mark is None:
+                return set(), 0
+        with self._transaction():
+            mark = self._usage_mark()
+            try:
+                handle = open(path, "rb")  # noqa: SIM115 - closed below
+            except FileNotFoundError:
+                if mark is None:
+                    return set(), 0
+                changed = self._reset_usage_tables()   # the log went away (a checkout): the files alone say
+                self.conn.execute("DELETE FROM meta WHERE key = ?", (USAGE_MARK,))
+                self._refresh_usage_rows(changed)
+                return changed, 0
+            with handle:
+                st = os.fstat(handle.fileno())
+                if mark is not None and (mark["size"], mark["mtime_ns"]) == (st.st_size, st.st_mtime_ns):
+                    return set(), mark["offset"]
+                grown = mark is not None and mark["offset"] <= st.st_size and (
+                    trusted_offset == mark["offset"] or _crc_prefix(handle, mark["offset"]) == mark["crc"])
+                start = mark["offset"] if grown and mark is not None else 0
+                handle.seek(start)
+                data = handle.read(st.st_size - start)
+            lines, consumed = usage.split_lines(data, final=True)
+            if grown and mark is not None:
+                states = self._fold_usage([r for r in map(usage.parse_line, lines) if r is not None])
+                changed = set(states)
+                crc = zlib.crc32(data[:consumed], mark["crc"])
+            else:
+                changed, states = self._refold_usage(lines)
+                crc = zlib.crc32(data[:consumed])
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (USAGE_MARK, json.dumps(
+                {"offset": start + consumed, "crc": crc, "size": start + len(data), "mtime_ns": st.st_mtime_ns})))
+            self._refresh_usage_rows(changed, states)
+            return changed, start + consumed
+
+    def _usage_mark(self) -> dict | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (USAGE_MARK,)).fetchone()
+        if not row:
+            return None
+        try:
+            mark = json.loads(row[0])
+            return {k: int(mark[k]) for k in ("offset", "crc", "size", "mtime_ns")}
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def _reset_usage_tables(self) -> set[str]:
+        ids = {r[0] for r in self.conn.execute("SELECT node_id FROM usage")}
+        self.conn.execute("DELETE FROM usage")
+        self.conn.execute("DELETE FROM usage_seen")
+        return ids
+
+    def _refold_usage(self, lines: list[bytes]) -> tuple[set[str], dict[str, dict]]:
+        seen = {r[0] for r in self.conn.execute("SELECT rid FROM usage_seen")}
+        present: set[str] = set()
+        new: list[dict] = []
+        for raw in lines:
+            rid = usage.quick_rid(raw)
+            if rid is not None:
+                present.add(rid)
+                if rid in seen:
+                    continue
+            rec = usage.parse_line(raw)
+            if rec is not None:
+                present.add(rec["rid"])
+                if rec["rid"] not in seen:
+                    new.append(rec)
+        if seen <= present:
+            states = self._fold_usage(new, known=seen)
+            return set(states), states
+        changed = self._reset_usage_tables()   # lines we folded are gone: everything again, from the start
+        states = self._fold_usage([r for r in map(usage.parse_line, lines) if r is not None], known=set())
+        return changed | set(states), states
+
+    def _fold_usage(self, records: list[dict], known: set[str] | None = None) -> dict[str, dict]:
+        """Fold records into the per-node states, each rid once; returns the states that changed, by id."""
+        c = self.conn
+        if known is None:
+            known = set()
+            rids = list({r["rid"] for r in records})
+            for i in range(0, len(rids), 500):
+                chunk = rids[i:i + 500]
+                known.update(r[0] for r in c.execute(
+                    "SELECT rid FROM usage_seen WHERE rid IN (%s)" % ",".join("?" * len(chunk)), chunk))
+        known = set(known)
+        fresh: list[tuple[str]] = []
+        states: dict[str, dict] = {}
+        for rec in records:
+            rid = rec["rid"]
+            if rid in known:
+                continue
+            known.add(rid)
+            fresh.append((rid,))
+            node_id = rec["id"]
+            state = states.get(node_id)
+            if state is None:
+                state = states[node_id] = self.usage_state(node_id) or usage.new_state()
+            usage.fold(state, rec)
+        if not states:
+            return states
+        c.executemany("INSERT OR IGNORE INTO usage_seen(rid) VALUES (?)", fresh)
+        c.executemany("INSERT OR REPLACE INTO usage(node_id, fold) VALUES (?, ?)",
+                      [(i, json.dumps(usage.finish(s), ensure_ascii=False, separators=(",", ":")))
+                       for i, s in states.items()])
+        return states
+
+    def _refresh_usage_rows(self, node_ids: set[str], known: dict[str, dict] | None = None) -> None:
+        """Recompute the usage columns of these nodes' rows from the fold, without reading their files. `known`:
+        states just folded (the others are read from the table; a node with none has no usage in the log)."""
+        known = known or {}
+        ids = sorted(node_ids)
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            missing = [x for x in chunk if x not in known]
+            states = dict(known)
+            if missing:
+                states.update({r[0]: _state(r[1]) for r in self.conn.execute(
+                    "SELECT node_id, fold FROM usage WHERE node_id IN (%s)" % ",".join("?" * len(missing)),
+                    missing)})
+            updates = []
+            for node_id, base_json, claims in self.conn.execute(
+                    f"SELECT id, usage_base, claims FROM nodes WHERE id IN ({marks})", chunk).fetchall():  # noqa: S608
+                base, state = View.from_json(base_json), states.get(node_id)
+                if usage.base_taken(node_id, base, state):
+                    base = View()
+                cols = usage.index_columns(usage.combine(base, state), json.loads(claims))
+                updates.append((cols["last_used"], cols["use_count"], cols["patches"], cols["origin_rescues"],
+                                cols["heldout_passed"], cols["heldout_total"], cols["gaps"], node_id))
+            self.conn.executemany("UPDATE nodes SET last_used=?, use_count=?, patches=?, origin_rescues=?,"
+                                  " heldout_passed=?, heldout_total=?, gaps=? WHERE id=?", updates)
+
 
     # -- reads -----------------------------------------------------------------------------------------------
     def path_of(self, node_id: str) -> str | None:
@@ -460,6 +650,23 @@ class Index:
 
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+
+
+def _state(text: str) -> dict:
+    return {**usage.new_state(), **json.loads(text)}
+
+
+def _crc_prefix(handle, length: int) -> int:
+    """CRC32 of a file's first `length` bytes, read in blocks (zlib runs at memory speed: ~10 ms for 16 MB)."""
+    handle.seek(0)
+    crc, left = 0, length
+    while left > 0:
+        block = handle.read(min(left, 1 << 20))
+        if not block:
+            return -1
+        crc = zlib.crc32(block, crc)
+        left -= len(block)
+    return crc
 
 
 def busy(exc: BaseException) -> bool:

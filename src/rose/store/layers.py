@@ -114,6 +114,7 @@ def _move_lessons(source: Store, target: Store) -> int:
     from rose.store.atomic import write_bytes_atomic
 
     moved, kept = 0, 0
+    moved_ids: set[str] = set()
     for sub in ("nodes", "episodes", "routing"):
         folder = source.root / sub
         if not folder.is_dir():
@@ -127,10 +128,27 @@ def _move_lessons(source: Store, target: Store) -> int:
             if not dest.exists():
                 write_bytes_atomic(dest, data)
                 moved += 1
+            if sub == "nodes":
+                moved_ids.add(path.stem)
             path.unlink()
+    _move_usage(source, target, moved_ids)
     if not kept:
         shutil.rmtree(source.root, ignore_errors=True)   # what is left is machine-local and derived
     return moved
+
+
+def _move_usage(source: Store, target: Store, ids: set[str]) -> None:
+    """The moved lessons' usage records go with them (rids kept, so moving twice counts once)."""
+    from rose.store import usage
+
+    try:
+        data = source.usage_path.read_bytes()
+    except FileNotFoundError:
+        return
+    records = [r for r in usage.parse_lines(data, final=True)[0] if r["id"] in ids]
+    if records:
+        with target.lock():
+            target._append_usage(records)
 
 
 def _own_or_pinned(path: Path):

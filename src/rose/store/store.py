@@ -1,18 +1,54 @@
 """One store on disk (a project's `.rose/` or the global `~/.rose`): the files, and the index derived from them.
 
     .rose/
-      config.yaml          settings overrides            committed
-      nodes/<family>/*.md  the lessons (the DAG)         committed
-      episodes/*.json      the replay corpus             committed
-      routing/*.yaml       selection rules               committed
+      config.yaml          settings overrides                      committed
+      nodes/<family>/*.md  the lessons (the DAG): their meaning     committed
+      usage.jsonl          what using them did (rose.store.usage)   committed, merged by git's union driver
+      .gitattributes       `usage.jsonl merge=union`                committed
+      episodes/*.json      the replay corpus                        committed
+      routing/*.yaml       selection rules                          committed
       index.md             one line per lesson, regenerated on every write (what a selector greps)
-      index.db             SQLite FTS index, derived     machine-local
+      index.db             SQLite FTS index and folded usage, derived     machine-local
       sessions/*.json      per-session scratch           machine-local
       events.jsonl         telemetry                     machine-local
       judge-cache.json     cached judgements             machine-local
       locks/ logs/ queue/ cache/  machine-local
 
 Every write is atomic and redacted; every read-modify-write holds the store lock.
+
+A lesson's file changes only when its meaning changes, so a team that commits `.rose/` gets no churn and no merge
+conflict from use. Each field of a Node is one or the other, decided here and nowhere else (rose.store.usage holds
+the code; the stages that change `node.stats` do not know about the split):
+
+    meaning (the .md file)                          usage (usage.jsonl)          merged across clones as
+    id family title gist body level status origin   stats.attempts successes     counters: summed deltas
+    memory_type scope importance confidence tags      failures expansions rescues
+    conflict disputes derived_from parents          use_count
+    evidence outcome created unreconciled           extra.duplicate_hits
+    dropped: claim kind holder                      dropped[].rescues attempts   counters, keyed by claim text
+    trials: episode strategy kind attached claims   trials[].idle                counters, keyed by trial
+      queue tries opened (and the body's section)
+    extra (every other key, kept verbatim)          stats.last_used last_attempt times: the latest wins
+                                                    covers_tasks gaps preserve   sets: members added / removed
+                                                    heldout last_attempt_successes  registers: the latest
+                                                      rejections spans              record wins
+
+Why the less obvious ones fall where they do. Usage is what happens when a lesson is used or evaluated: credit,
+the regression set it earned (`covers_tasks`), what compression attempts and replays learned about it (`preserve`
+hints, `spans` observed doing work, `heldout` results, the backoff in `rejections`, the cooldown's
+`last_attempt`), failures nothing explained (`gaps`). None of it is served. Meaning is what recall serves and what
+the graph is: the text, the edges, the status, the provenance (`evidence`), and a descent's detail under trial,
+which is a section of the body (served with the lesson), so the `trials` that describe it stay beside it; only
+their idle counts are usage. Claim texts are meaning; how often a claim rescued is usage (a claim that has rescued
+is a sticky patch, derived from the folded count). `unreconciled` flips once, when a backend first judges the
+lesson: two clones that both reconcile it make the same edit, which git merges.
+
+Reading folds: a node is its file, plus the usage the index has folded from the log (Index.catch_up_usage keeps it
+current by the log's size, mtime and a CRC of the folded prefix; the per-prompt quick sync never folds). A file
+written before the split still holds usage in its frontmatter; those values are the base the log adds to, and
+they move into the log (one base record, rose.store.usage) only when the file is next rewritten for its meaning.
+Saving compares the node's meaning with the file's: equal, the file is not touched; the node's usage minus what
+file and log already say is appended as one record, under the lock.
 """
 from __future__ import annotations
 
@@ -21,17 +57,18 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rose.errors import CorruptFile, NodeNotFound
 from rose.model import Episode, Node, Scope, new_episode_id, new_node_id, valid_episode_id, valid_node_id
-from rose.store import events
+from rose.store import events, usage
 from rose.store.atomic import LOCK_TIMEOUT_S, file_lock, write_text_atomic
 from rose.store.index import Index, IndexRow, SyncReport
 
 GITIGNORE = """\
-# Written by rose. Lessons (nodes/), episodes/, routing/ and config.yaml are worth committing;
+# Written by rose. Lessons (nodes/), usage.jsonl, episodes/, routing/ and config.yaml are worth committing;
 # everything below is machine-local or derived and is rebuilt on demand.
 index.md
 index.db
@@ -47,7 +84,26 @@ cache/
 *.tmp
 """
 
+GITATTRIBUTES = f"""\
+# Written by rose: usage.jsonl only ever gains lines, so merging keeps both sides' (rose.store.usage).
+{usage.GITATTRIBUTES_LINE}
+"""
+
 _FAMILY_CHARS = re.compile(r"[^a-z0-9_-]+")
+_UNSEEN = object()
+
+
+@dataclass
+class _OnDisk:
+    """A node's file as it is: its meaning (to tell whether a save must rewrite it) and the usage an old file
+    still holds in its frontmatter (the base the log adds to)."""
+
+    meaning: dict[str, Any]
+    body: str
+    base: usage.View
+
+    def same(self, meaning: dict[str, Any], body: str) -> bool:
+        return self.body == body and self.meaning == meaning
 
 
 def family_slug(name: str) -> str:
@@ -81,12 +137,19 @@ def redact_node(node: Node) -> Node:
     return node
 
 
+def _redacted(view: usage.View) -> usage.View:
+    return view if view.empty() else usage.redacted(view)
+
+
 class Store:
     def __init__(self, root: Path, scope: Scope):
         self.root = root
         self.scope = scope
         self._index: Index | None = None
         self.wait_s = LOCK_TIMEOUT_S   # how long a lock or a busy index is waited for (bounded on the prompt path)
+        self._usage_stamp: object = _UNSEEN   # (size, mtime) of usage.jsonl when this process last caught up
+        self._usage_offset: int | None = None
+        self._attributes_checked = False
 
     def bound_waits(self, seconds: float) -> None:
         """Wait at most `seconds` for this store's locks and its index: the prompt hook serves what it can instead
@@ -111,6 +174,8 @@ class Store:
     index_md_path = property(lambda self: self.root / "index.md")
     index_db_path = property(lambda self: self.root / "index.db")
     lock_path = property(lambda self: self.root / "locks" / "store.lock")
+    usage_path = property(lambda self: self.root / usage.LOG_NAME)
+    gitattributes_path = property(lambda self: self.root / ".gitattributes")
 
     @classmethod
     def create(cls, root: Path, scope: Scope) -> Store:
@@ -119,6 +184,8 @@ class Store:
             (root / sub).mkdir(parents=True, exist_ok=True)
         if not (root / ".gitignore").exists():
             write_text_atomic(root / ".gitignore", GITIGNORE)
+        if not (root / ".gitattributes").exists():
+            write_text_atomic(root / ".gitattributes", GITATTRIBUTES)
         if not (root / "config.yaml").exists():
             write_text_atomic(root / "config.yaml", "# rose settings: `rose config` lists every key.\n")
         store = cls(root, scope)
@@ -159,17 +226,52 @@ class Store:
         except ValueError as exc:
             raise CorruptFile(path, str(exc)) from None
 
-    def _parse_for_index(self, path: Path) -> Node:
-        """A file for the index: parsed, then redacted, so a secret written into a lesson by hand never reaches
-        index.db, index.md or a model (the file itself is the user's and is left as it is)."""
+    def _load(self, path: Path, *, meaning: bool = False) -> tuple[Node, _OnDisk]:
+        """A node file with its usage folded in (the index's fold must be current), and what the file itself says
+        (its meaning only when asked: a read-modify-write compares it, a read does not need it)."""
+        node = self.read_node_file(path)
+        disk = _OnDisk(usage.meaning(node) if meaning else {}, node.body, usage.view_of(node))
+        return self._fold(node, disk.base, self.index.usage_state(node.id)), disk
+
+    @staticmethod
+    def _fold(node: Node, base: usage.View, state: dict | None) -> Node:
+        if state is None:
+            return node   # nothing logged: the file's own values (an old file's, or none) are the node's
+        if usage.base_taken(node.id, base, state):
+            base = usage.View()   # the log holds this file's old values already
+        return usage.apply(node, usage.combine(base, state))
+
+    def _parse_for_index(self, path: Path) -> tuple[Node, usage.View]:
+        """A file for the index: parsed, usage folded, then redacted, so a secret written into a lesson by hand
+        never reaches index.db, index.md or a model (the file itself is the user's and is left as it is). With it,
+        the usage an old file itself holds (the row is recomputed from it when only the log changes)."""
         try:
-            return redact_node(self.read_node_file(path))
+            node, disk = self._load(path)
         except CorruptFile as exc:
             raise ValueError(exc.reason) from None
+        return redact_node(node), _redacted(disk.base)
+
+    def _catch_up_usage(self, *, trusted: bool = False) -> set[str]:
+        """Fold what usage.jsonl gained into the index, rows included (one stat when the log has not changed since
+        this process last looked). Returns the ids whose usage changed."""
+        try:
+            st = os.stat(self.usage_path)
+            stamp: object = (st.st_size, st.st_mtime_ns)
+        except FileNotFoundError:
+            stamp = None
+        if stamp == self._usage_stamp:
+            return set()
+        changed, offset = self.index.catch_up_usage(self.usage_path,
+                                                    trusted_offset=self._usage_offset if trusted else None)
+        self._usage_stamp, self._usage_offset = stamp, offset
+        return changed
 
     def sync(self, quick: bool = False) -> SyncReport:
-        """Catch the index up with hand-edited, added or deleted files; regenerate index.md if anything moved.
-        `quick` is for the per-prompt path (see Index.sync)."""
+        """Catch the index up with hand-edited, added or deleted files and with usage.jsonl (a pull changes it);
+        regenerate index.md if anything moved. `quick` is for the per-prompt path (see Index.sync): it never
+        folds the usage log (recency may lag a pull until the next command or learner run)."""
+        if not quick:
+            self._catch_up_usage()
         report = self.index.sync(self.nodes_dir, self._parse_for_index, quick=quick)
         if report.changed or not self.index_md_path.exists():
             with self.lock():
@@ -177,7 +279,11 @@ class Store:
         return report
 
     def rebuild_index(self) -> SyncReport:
+        """Everything from the files again, usage folded from the whole log."""
         with self.lock():
+            self.index.reset_usage()
+            self._usage_stamp = _UNSEEN
+            self._catch_up_usage()
             report = self.index.rebuild(self.nodes_dir, self._parse_for_index)
             self._write_index_md()
         return report
@@ -186,6 +292,10 @@ class Store:
         return self.index.has_id(node_id)
 
     def get(self, node_id: str) -> Node:
+        return self._get(node_id)[0]
+
+    def _get(self, node_id: str, *, meaning: bool = False) -> tuple[Node, _OnDisk]:
+        self._catch_up_usage()   # a pull may have changed usage.jsonl underneath
         rel = self.index.path_of(node_id)
         if rel is None:
             raise NodeNotFound(node_id)
@@ -193,18 +303,21 @@ class Store:
         if not path.exists():  # deleted behind our back: let the index catch up, then report
             self.sync()
             raise NodeNotFound(node_id)
-        return self.read_node_file(path)
+        return self._load(path, meaning=meaning)
 
     def rows(self) -> list[IndexRow]:
         return self.index.rows()
 
     def iter_nodes(self) -> Iterator[Node]:
         """Every readable node (corrupt files are skipped here and reported by sync/problems)."""
+        self._catch_up_usage()
+        states = self.index.usage_states()
         for row in self.index.rows():
             try:
-                yield self.read_node_file(self.root / row.path)
+                node = self.read_node_file(self.root / row.path)
             except (CorruptFile, FileNotFoundError):
                 continue
+            yield self._fold(node, usage.view_of(node), states.get(node.id))
 
     # -- nodes: writing --------------------------------------------------------------------------------------
     def new_id(self, taken: Callable[[str], bool] | None = None) -> str:
@@ -214,49 +327,105 @@ class Store:
                 continue
             if any(self.nodes_dir.glob(f"*/{node_id}.md")):  # a corrupt file holds that id: never reuse it
                 continue
+            if self.index.usage_known(node_id):  # a deleted lesson's usage stays in the log: never inherit it
+                continue
             return node_id
 
     def save(self, node: Node) -> Node:
-        """Write one node atomically (redacted) and update the index and index.md, under the store lock."""
+        """Write one node (its file only if its meaning changed, its usage as a record in usage.jsonl), redacted,
+        and update the index and index.md, under the store lock."""
         with self.lock():
-            saved = self._save_unlocked(node)
-            self._write_index_md()
-        return saved
+            if self._save_unlocked(node):
+                self._write_index_md()
+        return node
 
     def save_many(self, nodes: list[Node]) -> None:
         with self.lock():
-            for node in nodes:
-                self._save_unlocked(node)
-            self._write_index_md()
+            rewrote = [self._save_unlocked(node) for node in nodes]
+            if any(rewrote):
+                self._write_index_md()
 
-    def _save_unlocked(self, node: Node) -> Node:
+    def _save_unlocked(self, node: Node, disk: _OnDisk | None | object = _UNSEEN) -> bool:
+        """Returns whether the file was (re)written. `disk` is the file as read under this same lock (update)."""
         if not valid_node_id(node.id):
             raise ValueError(f"refusing to write a node whose id breaks the id grammar: {node.id[:80]!r}")
         redact_node(node)
         path = self.node_path(node)
-        old_rel = self.index.path_of(node.id)
-        from rose.store.frontmatter import render_node
-
-        write_text_atomic(path, render_node(node))
         rel = path.relative_to(self.root).as_posix()
-        if old_rel and old_rel != rel:  # the family changed: the old file goes, the new one is the node
+        old_rel = self.index.path_of(node.id)
+        self._catch_up_usage()
+        if disk is _UNSEEN:
+            disk = self._on_disk(self.root / (old_rel or rel))
+        state = self.index.usage_state(node.id)
+        base = usage.View()
+        if isinstance(disk, _OnDisk) and not usage.base_taken(node.id, disk.base, state):
+            base = _redacted(disk.base)   # an old file's, as written by hand or by an older rose
+        records = []
+        meaning = usage.meaning(node)
+        moved = old_rel is not None and old_rel != rel
+        rewrite = moved or not isinstance(disk, _OnDisk) or not disk.same(meaning, node.body)
+        if rewrite and not base.empty():  # an old file's usage leaves its frontmatter now: into the log, once
+            records.append(usage.base_record(node.id, base))
+        change = usage.delta(node.id, usage.view_of(node), usage.combine(base, state), at=usage.next_at(state))
+        if change is not None:
+            records.append(change)
+        if records:   # the log first: killed before the file is written, the base is in both and counted once
+            self._append_usage(records)
+        if rewrite:
+            from rose.store.frontmatter import render_node
+
+            write_text_atomic(path, render_node(node, meaning))
+        if moved and old_rel:  # the family changed: the old file goes, the new one is the node
             try:
                 os.unlink(self.root / old_rel)
             except FileNotFoundError:
                 pass
             self.index.remove_path(old_rel)
         st = path.stat()
-        self.index.upsert(node, rel, st.st_mtime_ns, st.st_size)
-        return node
+        kept = usage.View() if rewrite or not isinstance(disk, _OnDisk) else _redacted(disk.base)
+        self.index.upsert(node, rel, st.st_mtime_ns, st.st_size, kept)
+        return rewrite
+
+    def _on_disk(self, path: Path) -> _OnDisk | None:
+        try:
+            node = self.read_node_file(path)
+        except (CorruptFile, FileNotFoundError):
+            return None   # nothing readable there: the save writes the file whole, as it always did
+        return _OnDisk(usage.meaning(node), node.body, usage.view_of(node))
+
+    def _append_usage(self, records: list[dict[str, Any]]) -> None:
+        """Append under the store lock (the caller holds it), then fold our own lines into the index."""
+        if not self._attributes_checked:
+            self._ensure_gitattributes()
+        usage.append(self.usage_path, records)
+        self._catch_up_usage(trusted=True)
+
+    def _ensure_gitattributes(self) -> None:
+        """A store made before usage.jsonl existed gets the union-merge line on its first usage write."""
+        path = self.gitattributes_path
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            text = None
+        except (OSError, UnicodeDecodeError):
+            self._attributes_checked = True
+            return   # the user's own file, unreadable to us: left alone
+        if text is None:
+            write_text_atomic(path, GITATTRIBUTES)
+        elif usage.GITATTRIBUTES_LINE not in {" ".join(line.split()) for line in text.splitlines()}:
+            write_text_atomic(path, text + ("" if text.endswith("\n") or not text else "\n")
+                              + usage.GITATTRIBUTES_LINE + "\n")
+        self._attributes_checked = True
 
     def update(self, node_id: str, change: Callable[[Node], Any]) -> Node:
         """Read-modify-write one node under the lock, so concurrent updates never lose each other's changes."""
         with self.lock():
+            self._catch_up_usage()
             self.index.sync(self.nodes_dir, self._parse_for_index)
-            node = self.get(node_id)
+            node, disk = self._get(node_id, meaning=True)
             change(node)
-            self._save_unlocked(node)
-            self._write_index_md()
+            if self._save_unlocked(node, disk):
+                self._write_index_md()
         return node
 
     def embed_missing(self, embedder: Any, batch: int = 256) -> int:
