@@ -233,6 +233,7 @@ class Node:
     confidence: float = 0.5
     tags: list[str] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)       # handles: session://<session>/message/<n>
+    quotes: dict[str, str] = field(default_factory=dict)    # handle -> the user's verbatim words it rests on
     outcome: Outcome = Outcome.UNKNOWN
     created: str = field(default_factory=now_iso)
     use_count: int = 0
@@ -270,6 +271,8 @@ class Node:
             "outcome": self.outcome.value, "created": self.created, "use_count": self.use_count,
             "unreconciled": self.unreconciled,
         }
+        if self.quotes:
+            out["quotes"] = dict(self.quotes)
         if self.spans is not None:
             out["spans"] = list(self.spans)
         if self.heldout_total:
@@ -314,6 +317,8 @@ class Node:
             scope=Scope(data.get("scope") or "project"),
             importance=float(data.get("importance", 0.6)), confidence=float(data.get("confidence", 0.5)),
             tags=_str_list(data.get("tags")), evidence=_str_list(data.get("evidence")),
+            quotes={str(k): _as_str(v) for k, v in data["quotes"].items()} if isinstance(data.get("quotes"), dict)
+            else {},
             outcome=Outcome(data.get("outcome") or "unknown"), created=_as_str(data.get("created")) or now_iso(),
             use_count=int(data.get("use_count") or 0), unreconciled=bool(data.get("unreconciled", False)),
             spans=None if data.get("spans") is None else _str_list(data.get("spans")),

@@ -185,6 +185,8 @@ def _apply(layers: Layers, new: NewLesson, scope: Scope, scope_reason: str, rela
     if relation == "duplicate":
         def hit(n: Node) -> None:
             n.evidence = list(dict.fromkeys(n.evidence + new.evidence))
+            if new.quote and new.evidence:
+                n.quotes.setdefault(new.evidence[0], new.quote)
             n.extra["duplicate_hits"] = int(n.extra.get("duplicate_hits", 0)) + 1
         store.update(existing.id, hit)
         store.event(EventKind.UPDATE, id=existing.id, relation="duplicate", reason=reason)
@@ -224,6 +226,8 @@ def fold_refinement(store: Store, matched: Node, new: NewLesson) -> Node:
         if detail not in n.body:
             n.body = n.body.rstrip() + "\n\n" + detail
         n.evidence = list(dict.fromkeys(n.evidence + new.evidence))
+        if new.quote and new.evidence:
+            n.quotes.setdefault(new.evidence[0], new.quote)
     store.update(root.id, fold)
     for ancestor_id in _ancestors(store, root.id):
         def patch(n: Node, holder: str = root.id) -> None:
@@ -304,6 +308,8 @@ def _already_known(layers: Layers, new: NewLesson) -> Result | None:
             if _normal(existing.body) == body:
                 def hit(n: Node) -> None:
                     n.evidence = list(dict.fromkeys(n.evidence + new.evidence))
+                    if new.quote and new.evidence:
+                        n.quotes.setdefault(new.evidence[0], new.quote)
                     n.extra["duplicate_hits"] = int(n.extra.get("duplicate_hits", 0)) + 1
                 store.update(node_id, hit)
                 return Result(Action.DUPLICATE, store.get(node_id), store, node_id, "the same text is stored already")
@@ -321,6 +327,8 @@ def _store(layers: Layers, new: NewLesson, scope: Scope, scope_reason: str, *, f
                 scope=scope, importance=new.importance, confidence=new.confidence, evidence=list(new.evidence),
                 outcome=new.outcome, status=status, conflict=conflict, disputes=list(disputes or []),
                 parents=list(parents or []), unreconciled=unreconciled)
+    if new.quote and new.evidence:   # the user's own words, kept with the message they were checked against
+        node.quotes = {new.evidence[0]: new.quote}
     node.extra["scope_reason"] = scope_reason
     node.extra["learned"] = now_iso()
     store.save(node)

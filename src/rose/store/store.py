@@ -123,6 +123,7 @@ def redact_node(node: Node) -> Node:
     node.conflict = redact(node.conflict)
     node.tags = [redact(t) for t in node.tags]
     node.evidence = [redact(e) for e in node.evidence]
+    node.quotes = {redact(k): redact(v) for k, v in node.quotes.items()}
     node.preserve = [redact(p) for p in node.preserve]
     node.gaps = [redact(g) for g in node.gaps]
     if node.spans is not None:
