@@ -139,6 +139,20 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_credit(args: argparse.Namespace) -> int:
+    from rose import render
+    from rose.credit.report import lessons
+
+    layers = _layers(args)
+    settings = layers.settings()
+    items = lessons(layers, settings)
+    if args.json:
+        _print_json({"withhold_rate": settings.credit.withhold_rate, "lessons": [i.to_dict() for i in items]})
+    else:
+        print(render.credit(items, settings.credit.withhold_rate))
+    return 0
+
+
 def cmd_tree(args: argparse.Namespace) -> int:
     from rose import render, report
 
@@ -426,6 +440,8 @@ def build_parser() -> argparse.ArgumentParser:
     command("learn", cmd_learn, "run queued learning work now (normally done detached after each session)")
 
     command("status", cmd_status, "families, counts per level and status, tokens stored, precision")
+
+    command("credit", cmd_credit, "each measured lesson: its effect (served vs withheld sessions), samples, verdict")
 
     p = command("tree", cmd_tree, "the lesson DAG with levels and delta manifests")
     p.add_argument("--family")

@@ -199,15 +199,23 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
                     else EpisodeOutcome.FAILURE
                 source = {"outcome_from": "execution", "used_from": result.source, "check": executed.check or "",
                           "evidence": list(executed.handles)}
+            from rose.credit.record import arms_of, record_session
+
+            arms = arms_of(owner, job.session_id)   # lessons served or withheld to measure them (rose.credit)
+            if arms:
+                source["arms"] = arms
             episode = record_episode(layers, owner, job.session_id, prompt, result,
                                      episode_id=episode_id_for(job.session_id), extra=source)
+            credited = record_session(layers, owner, job.session_id, episode, settings)
             # compression is marked before it runs: a kill loses the attempt, it never makes a second one
             update_session(owner, job.session_id, lambda d: d.update({"episode": episode.id, "compressed": True}))
             parts.append(f"episode {episode.id} ({result.outcome.value}, {len(result.used)}/"
                          f"{len(result.used) + len(result.unused)} served lessons used, by {result.source})")
+            if credited:
+                parts.append(credited)
             from rose.compress import after_episode  # stages 5-6: compression, descent, repair, merge
 
-            compressed = after_episode(layers, owner, episode, judge, settings, digest=text)
+            compressed = after_episode(layers, owner, episode, judge, settings, digest=text, seen=result.pieces)
             if compressed:
                 parts.append(compressed)
     # a memory's outcome rests on execution evidence alone (seed 003): the judge's impression of success is not a

@@ -189,8 +189,9 @@ def render_block(items: list[Item]) -> str:
     return "\n".join([f"<{BLOCK_TAG}>", PREAMBLE, SEARCH_HINT, "", *shown, f"</{BLOCK_TAG}>"])
 
 
-def notice(items: list[Item], note: str = "", left_out: int = 0) -> str:
-    """⋯ ROSE · 1 lesson · 118 tok — Retry policy · 1 refreshed, 2 already in context · 2 left out (budget)"""
+def notice(items: list[Item], note: str = "", left_out: int = 0, withheld: int = 0) -> str:
+    """⋯ ROSE · 1 lesson · 118 tok — Retry policy · 1 refreshed, 2 already in context · 2 left out (budget)
+    · 1 withheld to measure it (rose.credit: held back this session to learn whether it helps)"""
     full = [i for i in items if i.tier is Tier.FULL]
     refreshed = [i for i in items if i.tier is Tier.REFRESH]
     fresh = [i for i in items if i.tier is Tier.FRESH]
@@ -205,6 +206,8 @@ def notice(items: list[Item], note: str = "", left_out: int = 0) -> str:
         tail.append(f"{len(fresh)} already in context")
     if left_out:
         tail.append(f"{left_out} left out (over the budget)")
+    if withheld:
+        tail.append(f"{withheld} withheld to measure {'it' if withheld == 1 else 'them'}")
     if tail:
         line += " · " + ", ".join(tail)
     if note:

@@ -113,11 +113,17 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
     paths = {i.id: str(i.store.root / i.row.path) for i in items if i.row.memory_type == "experience"}
     fitted = fit(items, bodies, rs, paths)
     items = fitted.items
+    withheld = _withhold(items, record, settings, session_id, hot) if session_id and record_session else []
+    if withheld:   # held back this session to measure whether they help (rose.credit): named on the notice
+        items = [i for i in items if all(i is not w for w in withheld)]
     block = render_block(items)
-    line = notice(items, "; ".join(notes), fitted.left_out)
+    line = notice(items, "; ".join(notes), fitted.left_out, withheld=len(withheld))
     trace["left_out"] = fitted.left_out
-    if not items and not notes and not fitted.left_out:
+    trace["withheld"] = [i.id for i in withheld]
+    if not items and not notes and not fitted.left_out and not withheld:
         line = ""  # nothing matched and nothing failed: there is nothing to tell
+    if session_id and record_session:
+        line = _announce(owner, line, hot)
     if session_id and record_session:
         for item in items:
             if item.tier is not Tier.FRESH:
@@ -138,13 +144,40 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
             owner.event(EventKind.INJECT, structural=not notes, session=session_id,
                         served=[i.id for i in items if i.tier is Tier.FULL],
                         refreshed=[i.id for i in items if i.tier is Tier.REFRESH],
-                        fresh=[i.id for i in items if i.tier is Tier.FRESH],
+                        fresh=[i.id for i in items if i.tier is Tier.FRESH], withheld=[i.id for i in withheld],
                         tokens=sum(i.tokens for i in items), selector=trace.get("selector_ran", "none"), notes=notes)
         except BUSY:
             if not hot:
                 raise  # telemetry is not worth a wait on the prompt path
     trace["notice"] = line
     return RecallResult(block, line, items, trace)
+
+
+def _withhold(items: list[Item], record: SessionRecord, settings: Settings, session_id: str, hot: bool) -> list[Item]:
+    """The lessons this session withholds to measure them (rose.credit.withhold); none when the store is busy."""
+    from rose.credit.withhold import withhold
+
+    try:
+        return withhold(items, record, settings, session_id)
+    except BUSY:
+        if not hot:
+            raise
+        return []   # serving is the safe side: nothing is withheld when the counts cannot be read
+
+
+def _announce(owner: Store, line: str, hot: bool) -> str:
+    """A lesson the learner withdrew as harmful is named once, on the next notice line."""
+    from rose.credit.report import take_announcements
+
+    try:
+        said = take_announcements(owner)
+    except BUSY:
+        if not hot:
+            raise
+        return line
+    if not said:
+        return line
+    return f"{line} · {said}" if line else f"⋯ ROSE · {said}"
 
 
 def _busy_what(exc: BaseException) -> str:
