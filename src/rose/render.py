@@ -75,7 +75,7 @@ def _credit_lines(c) -> list[str]:  # rose.credit.report.CreditSummary
     if c.measured or c.withhold_rate > 0:
         rate = f"withholding {c.withhold_rate:.0%} of sessions per lesson" if c.withhold_rate > 0 else \
             "withholding off (credit.withhold_rate 0)"
-        out.append(f"credit   {rate}: {_n(c.measured, 'lesson')} measured ({c.measuring} measuring, {c.helps} help, "
+        out.append(f"credit   {rate}: {_n(c.measured, 'lesson')} measured ({c.measuring} measuring, {c.suspect} suspect, {c.helps} help, "
                    f"{c.no_effect} no effect, {len(c.harmful)} harmful); {c.served_samples} served / "
                    f"{c.withheld_samples} withheld sessions — rose credit")
     for h in c.harmful:

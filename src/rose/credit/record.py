@@ -18,8 +18,8 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
-from rose.credit.decide import ARMS, SERVED, WITHHELD, Judged, Verdict, verdict
-from rose.credit.withhold import counter, credit_of, rules_of
+from rose.credit.decide import ARMS, WITHHELD, Judged, Verdict, advance
+from rose.credit.withhold import SUSPECT, counter, credit_of, rules_of, suspect_of
 from rose.model import EpisodeOutcome, Origin, Status, valid_node_id
 from rose.store.events import EventKind
 from rose.store.sessions import read_session
@@ -72,7 +72,12 @@ def record_session(layers: Layers, owner: Store, session_id: str, episode: Episo
         if store.log_counts(node_id, {counter(arm, "n"): 1, counter(arm, "pass"): int(success)},
                             rid=sample_rid(episode.id, node_id)):
             counted += 1
-        judged = verdict(credit_of(store.index.usage_state(node_id)), rules)
+        state = store.index.usage_state(node_id)
+        before = suspect_of(state)
+        judged, after = advance(credit_of(state), rules, before)
+        if after != before:   # a suspicion starts (withheld more often from now on) or is cleared
+            store.log_counts(node_id, {}, registers={SUSPECT: -1 if after is None else after},
+                             rid=sample_rid(episode.id, node_id + "|suspect"))
         if judged.verdict is Verdict.HARMFUL and settings.credit.withdraw_harmful \
                 and node.status in (Status.ACTIVE, Status.DISPUTED):
             withdraw(layers, store, owner, node, judged)

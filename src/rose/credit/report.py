@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rose.credit.decide import Credit, Verdict, verdict
-from rose.credit.withhold import credit_of, rules_of
+from rose.credit.withhold import credit_of, rules_of, suspect_of
 
 if TYPE_CHECKING:
     from rose.config import Settings
@@ -102,9 +102,9 @@ def lessons(layers: Layers, settings: Settings | None = None) -> list[LessonCred
             if not c.samples or node_id not in rows:
                 continue
             r = rows[node_id]
-            judged = verdict(c, rules)
+            judged = verdict(c, rules, suspect_of(state))
             out.append(LessonCredit(node_id, r.title, r.status, store.scope.value, c, judged.verdict, judged.reason))
-    out.sort(key=lambda x: (x.verdict is not Verdict.HARMFUL, x.credit.effect))
+    out.sort(key=lambda x: (x.verdict not in (Verdict.HARMFUL, Verdict.SUSPECT), x.credit.effect))
     return out
 
 
@@ -115,6 +115,7 @@ class CreditSummary:
     withhold_rate: float = 0.0
     measured: int = 0            # lessons with a sample
     measuring: int = 0
+    suspect: int = 0             # worse when served once: being confirmed
     helps: int = 0
     no_effect: int = 0
     harmful: list[dict[str, str]] = field(default_factory=list)   # id, title, status (withdrawn or still served)
@@ -130,6 +131,8 @@ def summary(layers: Layers, settings: Settings) -> CreditSummary:
         out.withheld_samples += item.credit.withheld.n
         if item.verdict is Verdict.HARMFUL:
             out.harmful.append({"id": item.id, "title": item.title, "status": item.status})
+        elif item.verdict is Verdict.SUSPECT:
+            out.suspect += 1
         elif item.verdict is Verdict.HELPS:
             out.helps += 1
         elif item.verdict is Verdict.NO_EFFECT:

@@ -54,6 +54,16 @@ def credit_of(state: dict[str, Any] | None) -> Credit:
     return Credit(arm(SERVED), arm(WITHHELD))
 
 
+SUSPECT = "credit:suspect"          # register: the withheld arm's size when the lesson became suspect (-1: not)
+
+
+def suspect_of(state: dict[str, Any] | None) -> int | None:
+    """When the lesson became suspect of harm (rose.credit.decide.advance), from its folded usage state."""
+    entry = ((state or {}).get("set") or {}).get(SUSPECT)
+    value = entry[1] if isinstance(entry, list) and len(entry) == 2 else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def rules_of(settings: Settings) -> Rules:
     return Rules(min_samples=max(1, settings.credit.min_samples), max_withheld=max(1, settings.credit.max_withheld))
 
@@ -121,7 +131,8 @@ def _decide(store: Store, items: list[Item], record: SessionRecord, settings: Se
             last = _read(path)
             withheld, changed = [], {}
             for item in items:
-                judged = verdict(credit_of(store.index.usage_state(item.id)), rules).verdict
+                state = store.index.usage_state(item.id)
+                judged = verdict(credit_of(state), rules, suspect_of(state)).verdict
                 if judged.final:
                     continue   # nothing more to learn: served, not measured
                 if not cs.withhold_user_rules and is_user_rule(store, item.row):

@@ -34,6 +34,7 @@ the code; the stages that change `node.stats` do not know about the split):
                                                       rejections spans              record wins
                                                     credit:<served|withheld>:    counters with no Node field,
                                                       n / pass (rose.credit)       summed (Store.log_counts)
+                                                    credit:suspect               a register, the latest wins
 
 Why the less obvious ones fall where they do. Usage is what happens when a lesson is used or evaluated: credit,
 the regression set it earned (`covers_tasks`), what compression attempts and replays learned about it (`preserve`
@@ -420,16 +421,23 @@ class Store:
                               + usage.GITATTRIBUTES_LINE + "\n")
         self._attributes_checked = True
 
-    def log_counts(self, node_id: str, sums: dict[str, int], *, rid: str) -> bool:
-        """Append one usage record of counters no Node field holds (rose.credit's per-arm samples), under the lock.
-        The caller derives `rid` from what it counts (an episode and a lesson), so counting one thing twice writes
-        and folds it once. Returns False when that rid is in the log already."""
+    def log_counts(self, node_id: str, sums: dict[str, int], *, rid: str,
+                   registers: dict[str, Any] | None = None) -> bool:
+        """Append one usage record of counters (and registers) no Node field holds (rose.credit's per-arm samples
+        and its suspicion), under the lock. The caller derives `rid` from what it records (an episode and a
+        lesson), so recording one thing twice writes and folds it once. Returns False when that rid is in the log
+        already."""
         with self.lock():
             self._catch_up_usage()
             if self.index.rid_seen(rid):
                 return False
             state = self.index.usage_state(node_id)
-            self._append_usage([{"rid": rid, "id": node_id, "at": usage.next_at(state), "sum": dict(sums)}])
+            record: dict[str, Any] = {"rid": rid, "id": node_id, "at": usage.next_at(state)}
+            if sums:
+                record["sum"] = dict(sums)
+            if registers:
+                record["set"] = dict(registers)
+            self._append_usage([record])
         return True
 
     def update(self, node_id: str, change: Callable[[Node], Any]) -> Node:
