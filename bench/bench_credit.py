@@ -82,20 +82,20 @@ def credit_trial(rng: random.Random, p_served: float, p_withheld: float) -> tupl
 def evolution_trial(rng: random.Random, p_treatment: float, p_control: float) -> tuple[str, int]:
     """One trial, matched sessions until a decision: (decision, sessions)."""
     from rose.config import EvolutionSettings
-    from rose.evolve.decide import CONTROL, ArmStats, Decision, TrialRules, assign_arm, judge_trial
+    from rose.evolve.decide import CONTROL, ArmStats, Decision, TrialRules, advance_trial, assign_arm
 
     es = EvolutionSettings()
     rules = TrialRules(min_samples=es.min_samples, max_trial_uses=es.max_trial_uses, noise_margin=es.noise_margin,
                        cost_allowance=es.cost_allowance, cost_per_gain=es.cost_per_gain)
-    t, c = ArmStats(), ArmStats()
+    t, c, pending = ArmStats(), ArmStats(), None
     for session in range(1, MAX_SESSIONS + 1):
-        calls = max(1, round(rng.lognormvariate(2.0, 0.5)))   # ~7 API calls a session, the same in both arms
+        calls = max(1, round(rng.lognormvariate(2.0, 0.5)))   # ~8 API calls a session, the same in both arms
         if assign_arm(rng.random(), False, es.active_control_rate) == CONTROL:
             c = c.add(rng.random() < p_control, calls)
             continue
         t = t.add(rng.random() < p_treatment, calls)
-        judged = judge_trial(t, c, rules)
-        if judged.decision is not Decision.CONTINUE:
+        judged, pending = advance_trial(t, c, rules, pending)
+        if judged.decision not in (Decision.CONTINUE, Decision.CONFIRMING):
             return judged.decision.value, session
     return Decision.CONTINUE.value, MAX_SESSIONS
 

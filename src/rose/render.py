@@ -101,6 +101,48 @@ def credit(items, withhold_rate: float) -> str:  # list[rose.credit.report.Lesso
     return "\n".join(out)
 
 
+def _arms(a) -> str:  # rose.evolve.registry.Artifact
+    t, c = a.treatment, a.control
+    if not (t.n or c.n):
+        return ""
+    return (f"treatment {t.passes}/{t.n} ({t.mean_calls:.1f} calls), control {c.passes}/{c.n} "
+            f"({c.mean_calls:.1f} calls)")
+
+
+def evolution_list(items, enabled: bool) -> str:  # list[rose.evolve.commands.Listed]
+    head = "evolution is on" if enabled else "evolution is off (evolution.enabled, your own config)"
+    if not items:
+        return head + "\n(no generated skills or guardrails yet)"
+    out = [head]
+    for i in items:
+        a = i.artifact
+        arms = _arms(a)
+        extra = f"; {arms}" if arms else (f"; {a.shadow_matches} shadow matches" if a.state.value == "shadow" else "")
+        out.append(f"{a.state.value:<9} {a.kind:<9} {a.id} {a.name} ({a.scope}) on {a.trigger}{extra}")
+        if a.reason and not a.state.live:
+            out.append(f"          {a.reason}")
+    return "\n".join(out)
+
+
+def evolution_show(item) -> str:  # rose.evolve.commands.Listed
+    a = item.artifact
+    out = [f"{a.id} {a.name}: a {a.state.value} {a.kind} ({a.scope}), from {', '.join(a.sources)}",
+           f"  {a.description}", f"  trigger: {a.trigger}" + (f" ({a.action})" if a.kind == "guardrail" else ""),
+           "  replay cases: " + "; ".join(f"{'fires' if f else 'quiet'}: {t}" for t, f in a.cases)]
+    arms = _arms(a)
+    if arms:
+        out.append(f"  arms since the trial opened: {arms}; {a.trial_uses} trial uses")
+    if a.state.value == "shadow":
+        out.append(f"  shadow matches: {a.shadow_matches}")
+    if item.path:
+        out.append(f"  SKILL.md: {item.path}")
+    out.append("  history:")
+    out += [f"    {h.get('at', '')} {h.get('from', '') or '-'} -> {h.get('to', '')}: {h.get('reason', '')}"
+            for h in a.history]
+    out += ["", a.body]
+    return "\n".join(out)
+
+
 def tree(lines: list[TreeLine]) -> str:
     if not lines:
         return "(no lessons)"

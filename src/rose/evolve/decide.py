@@ -9,10 +9,15 @@ trial is judged after every treatment sample once both arms hold `min_samples`:
 
     PROMOTE       treatment beats control by more than `noise_margin` and by more than SD_BAR posterior sd, with
                   relative extra calls within cost_allowance + cost_per_gain x gain; or the pass rate is no worse
-                  than -noise_margin at that confidence while calls drop by more than cost_allowance, the saving
+                  than -noise_margin at that confidence while calls drop by more than cost_allowance, that drop
                   significant (SD_BAR) on per-session log calls
     REGRESS       treatment below control by more than SD_BAR sd: retired
     INCONCLUSIVE  `max_trial_uses` treatment samples without either: retired
+
+Crossing the promotion bar once is not enough: it must still hold CONFIRM_TREATMENT treatment samples later
+(`advance_trial`). Checked after every sample, a 2.5 sd bar alone promoted about 5% of behaviours with no effect at a
+0.5 pass rate in the simulation; the second look brings that under 3% and costs a useful behaviour about 20 more
+sessions in trial.
 
 An active artifact keeps a control arm (`active_control_rate` of its matched sessions) and must keep beating it: the
 promotion rule on all its samples since the trial opened, with the margin relaxed to zero (`judge_active`). A
@@ -30,6 +35,7 @@ from enum import Enum
 from rose.credit.decide import SD_BAR, Arm, difference
 
 STALE_DAYS = 90.0
+CONFIRM_TREATMENT = 10   # treatment samples after a first crossing of the promotion bar before the second look
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,7 @@ class TrialRules:
 
 class Decision(str, Enum):
     CONTINUE = "continue"
+    CONFIRMING = "confirming"   # crossed the promotion bar: judged again CONFIRM_TREATMENT samples later
     PROMOTE = "promote"
     REGRESS = "regress"
     INCONCLUSIVE = "inconclusive"
@@ -116,10 +123,12 @@ def extra_calls(t: ArmStats, c: ArmStats) -> float:
     return t.mean_calls / c.mean_calls - 1.0
 
 
-def calls_saving_z(t: ArmStats, c: ArmStats) -> float:
-    """How many standard errors treatment's mean log calls per session lie below control's."""
+def calls_saving_z(t: ArmStats, c: ArmStats, allowance: float = 0.0) -> float:
+    """How many standard errors treatment's mean log calls per session lie below control's by more than
+    log(1 + allowance): a saving must be shown to exceed the allowance, not merely to exist (checked after every
+    sample, a test against zero promoted 1-2% of behaviours that change nothing, on calls noise alone)."""
     se = math.sqrt(t.var_log / max(t.n, 1) + c.var_log / max(c.n, 1))
-    diff = c.mean_log - t.mean_log
+    diff = c.mean_log - t.mean_log - math.log1p(max(allowance, 0.0))
     if se == 0:
         return math.inf if diff > 0 else 0.0
     return diff / se
@@ -132,7 +141,7 @@ def _beats(t: ArmStats, c: ArmStats, rules: TrialRules, margin: float) -> str | 
     if gain > margin and gain > rules.sd_bar * sd and extra <= rules.cost_allowance + rules.cost_per_gain * gain:
         return f"pass rate {gain:+.2f} ± {sd:.2f} with {extra:+.0%} calls"
     if gain - rules.sd_bar * sd > -rules.noise_margin and -extra > rules.cost_allowance \
-            and calls_saving_z(t, c) > rules.sd_bar:
+            and calls_saving_z(t, c, rules.cost_allowance) > rules.sd_bar:
         return f"pass rate {gain:+.2f} ± {sd:.2f} (no worse) with {extra:+.0%} calls, a significant saving"
     return None
 
@@ -156,6 +165,24 @@ def judge_trial(t: ArmStats, c: ArmStats, rules: TrialRules) -> Judged:
         return Judged(Decision.INCONCLUSIVE, f"{shown}: no decision after {rules.max_trial_uses} uses "
                                              f"(pass rate {gain:+.2f} ± {sd:.2f})")
     return Judged(Decision.CONTINUE, f"{shown}: pass rate {gain:+.2f} ± {sd:.2f}")
+
+
+def advance_trial(t: ArmStats, c: ArmStats, rules: TrialRules, pending: int | None) -> tuple[Judged, int | None]:
+    """The trial's decision after a treatment sample, and the promotion to keep pending: `pending` is the
+    treatment arm's size when the promotion bar was first crossed (None: not crossed, or it fell back)."""
+    judged = judge_trial(t, c, rules)
+    if judged.decision is Decision.PROMOTE:
+        if pending is None:
+            return Judged(Decision.CONFIRMING, f"{judged.reason}; confirming over {CONFIRM_TREATMENT} more uses"), \
+                t.n
+        if t.n < pending + CONFIRM_TREATMENT:
+            return Judged(Decision.CONFIRMING, f"{judged.reason}; confirming ({t.n - pending}/{CONFIRM_TREATMENT})"), \
+                pending
+        return judged, None
+    if pending is not None and judged.decision is Decision.CONTINUE and t.n < pending + CONFIRM_TREATMENT:
+        return Judged(Decision.CONFIRMING, f"{judged.reason}; the bar no longer holds, confirming "
+                                           f"({t.n - pending}/{CONFIRM_TREATMENT})"), pending
+    return judged, None
 
 
 def judge_active(t: ArmStats, c: ArmStats, rules: TrialRules) -> Judged:

@@ -182,8 +182,9 @@ def fit(items: list[Item], bodies: dict[str, str], settings: RecallSettings,
     return Fitted(kept, left_out)
 
 
-def render_block(items: list[Item]) -> str:
-    shown = [i.text for i in items if i.tier is not Tier.FRESH and i.text]
+def render_block(items: list[Item], extra: list[str] | None = None) -> str:
+    """`extra`: generated skills applied this session (rose.evolve.runtime), already escaped, after the lessons."""
+    shown = [i.text for i in items if i.tier is not Tier.FRESH and i.text] + list(extra or [])
     if not shown:
         return ""
     return "\n".join([f"<{BLOCK_TAG}>", PREAMBLE, SEARCH_HINT, "", *shown, f"</{BLOCK_TAG}>"])

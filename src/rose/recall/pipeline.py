@@ -116,7 +116,12 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
     withheld = _withhold(items, record, settings, session_id, hot) if session_id and record_session else []
     if withheld:   # held back this session to measure whether they help (rose.credit): named on the notice
         items = [i for i in items if all(i is not w for w in withheld)]
-    block = render_block(items)
+    skills: list[str] = []
+    if settings.evolution.enabled and session_id and record_session:   # generated skills, per trial arm
+        skills, applied = _skills(stores, owner, session_id, query, settings, hot)
+        if applied:
+            notes.append(applied)
+    block = render_block(items, skills)
     line = notice(items, "; ".join(notes), fitted.left_out, withheld=len(withheld))
     trace["left_out"] = fitted.left_out
     trace["withheld"] = [i.id for i in withheld]
@@ -163,6 +168,18 @@ def _withhold(items: list[Item], record: SessionRecord, settings: Settings, sess
         if not hot:
             raise
         return []   # serving is the safe side: nothing is withheld when the counts cannot be read
+
+
+def _skills(stores: list[Store], owner: Store, session_id: str, prompt: str, settings: Settings,
+            hot: bool) -> tuple[list[str], str]:
+    from rose.evolve.runtime import skills
+
+    try:
+        return skills(stores, owner, session_id, prompt, settings)
+    except BUSY:
+        if not hot:
+            raise
+        return [], ""
 
 
 def _announce(owner: Store, line: str, hot: bool) -> str:
