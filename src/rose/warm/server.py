@@ -181,8 +181,10 @@ def _clear_stale(path: str) -> None:
 
 
 def serve(sock: str) -> None:
+    from rose.detach import redact_own_output
     from rose.warm import client
 
+    redact_own_output()
     folder = os.path.dirname(sock)
     why = client.sound_folder(folder)
     if why is not None:
