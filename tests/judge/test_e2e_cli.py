@@ -301,4 +301,5 @@ def test_a_real_cli_past_its_deadline_is_killed_with_everything_it_started(mock,
     assert gate.deadlines == [4]                      # the judge's own deadline is the one that expired
     assert mock.model_requests(), "the CLI never reached the model"
     assert cli.pid in started and set(started.values()) == {cli.pid}, started  # all of it in the CLI's group
-    wait_until(lambda: not processes_with_home(home), f"the {flavour} processes to be gone: {processes_with_home(home)}")
+    wait_until(lambda: not processes_with_home(home), lambda: f"the {flavour} processes to be gone: still "
+               f"{processes_with_home(home)}")

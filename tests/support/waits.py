@@ -14,20 +14,21 @@ from __future__ import annotations
 import subprocess
 import time
 import types
-from typing import Callable, List
+from typing import Callable, List, Union
 
 HANG_S = 120.0   # the bound on any wait: long enough that only a hang reaches it, on any machine
 POLL_S = 0.05
 
 
-def wait_until(predicate: Callable[[], object], what: str, bound_s: float = HANG_S) -> None:
-    """Return as soon as `predicate()` is true; fail the test if it is still false after `bound_s` seconds."""
+def wait_until(predicate: Callable[[], object], what: Union[str, Callable[[], str]], bound_s: float = HANG_S) -> None:
+    """Return as soon as `predicate()` is true; fail the test if it is still false after `bound_s` seconds.
+    `what` names the condition in the failure (a callable is asked then, so it can show the state at that moment)."""
     import pytest
 
     give_up = time.monotonic() + bound_s
     while not predicate():
         if time.monotonic() > give_up:
-            pytest.fail(f"still waiting after {bound_s:g}s for {what}")
+            pytest.fail(f"still waiting after {bound_s:g}s for {what() if callable(what) else what}")
         time.sleep(POLL_S)
 
 
