@@ -21,11 +21,13 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts"
 
 
 def _hanging_learner(layers: Layers, tmp_path: Path, deadline_s: str) -> tuple[subprocess.Popen, Path]:
-    """A learner over one queued session whose model CLI is a stand-in that records its pid, then hangs."""
+    """A learner over one queued session whose model CLI is a stand-in that reads its prompt, records its pid, then
+    hangs. It reads the prompt to the end first: the judge closes the CLI's stdin from inside `communicate`, so once
+    the pid is there the learner is past starting the CLI and is waiting on it."""
     pid_file = tmp_path / "standin.pid"
     standin = tmp_path / "claude"
-    standin.write_text(f"#!/bin/sh\necho $$ > {pid_file}.tmp && mv {pid_file}.tmp {pid_file}\nexec sleep 300\n",
-                       encoding="utf-8")
+    standin.write_text(f"#!/bin/sh\ncat > /dev/null\necho $$ > {pid_file}.tmp && mv {pid_file}.tmp {pid_file}\n"
+                       "exec sleep 300\n", encoding="utf-8")
     standin.chmod(0o755)
     write_own_config(
         f"agent:\n  backend: claude\n  claude_command: {standin}\n  timeout_s: 600\nembed:\n  provider: none\n")
@@ -42,9 +44,11 @@ def test_a_hanging_learner_is_ended_by_its_deadline_with_its_children(layers: La
     # The learner's deadlines are its own alarm (SIGALRM), which raises inside the model call it is waiting on. To
     # prove that the model CLI dies with it, the alarm has to come once that CLI is running; a short real deadline
     # races the learner's start-up on a loaded machine (then there is no child to prove anything about). So the
-    # deadlines here are far away and the test delivers the alarm itself once the stand-in has started: the signal
-    # its timer sends, down the same handler, at a moment that is certain. The run's own deadline is not due yet, so
-    # this is the job's time running out: the job is counted as a failed attempt and kept.
+    # deadlines here are far away and the test delivers the alarm itself once the stand-in has its prompt (so the
+    # learner is waiting on it): the signal its timer sends, down the same handler, at a moment that is certain. The
+    # run's own deadline is not due yet, so this is the job's time running out: the job is counted as a failed
+    # attempt and kept. (Not covered: an alarm that lands while subprocess.Popen is still returning. _proc.run has
+    # no handle on that child yet, so nothing kills it; under load an earlier version of this test hit exactly that.)
     learner, pid_file = _hanging_learner(layers, tmp_path, "600")
     try:
         wait_until(lambda: pid_file.exists() or learner.poll() is not None, "the learner to start its model CLI")
