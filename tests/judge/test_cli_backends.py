@@ -228,3 +228,30 @@ def test_probe_reports_latency_or_the_exact_failure(claude: StandIn, tmp_path: P
     assert result.line().startswith("claude (default): exit: exit 1: boom")
     result = probe(None)
     assert not result.ok and result.failure == "no_backend" and result.line().startswith("no backend")
+
+
+def test_an_interruption_while_a_cli_starts_ends_it_instead_of_orphaning_it(tmp_path, monkeypatch) -> None:
+    """The learner's alarm can land inside Popen, before there is a handle on the child: it is held until there is
+    one, and then the child's whole group is killed with it."""
+    import subprocess as real
+
+    from rose.judge.backends import _proc
+
+    pid_file = tmp_path / "child.pid"
+    started: list[int] = []
+
+    class Popen(real.Popen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self.pid)
+            _proc.interrupt(KeyboardInterrupt())   # as the alarm would, inside Popen, before run() has `proc`
+
+    monkeypatch.setattr(_proc.subprocess, "Popen", Popen)
+    import pytest
+
+    with pytest.raises(KeyboardInterrupt):
+        _proc.run(["/bin/sh", "-c", f"echo $$ > {pid_file}; exec sleep 300"], stdin="", env={"PATH": "/usr/bin:/bin"},
+                  cwd=str(tmp_path), timeout_s=600)
+    from tests.support.processes import alive
+
+    assert started and not alive(started[0]), "the CLI started during the interruption was left running"

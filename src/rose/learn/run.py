@@ -49,7 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     ends = time.monotonic() + DEADLINE_S
 
     def on_alarm(_signum, _frame):  # type: ignore[no-untyped-def]
-        raise LearnerDeadline() if time.monotonic() >= ends - 0.05 else JobStopped()
+        from rose.judge.backends._proc import interrupt
+
+        # held while a model CLI is being started (it has no handle yet), so it is never left behind
+        interrupt(LearnerDeadline() if time.monotonic() >= ends - 0.05 else JobStopped())
 
     @contextlib.contextmanager
     def timer() -> Iterator[None]:
