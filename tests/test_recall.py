@@ -209,6 +209,9 @@ def test_a_failed_fork_falls_back_to_the_judge(layers: Layers) -> None:
                     settings=settings(Selector.FORK, disclosure=False), record_session=False)
     assert result.trace["selector_ran"] == "judge"
     assert "fork selector failed" in result.notice
+    # what the judge chose is what was injected: the cache lesson, and nothing the fork never answered for
+    assert [i.id for i in result.injected] == [ids["Cache TTLs"]]
+    assert "Cache" in result.block and result.block.count("<lesson ") == 1
 
 
 # -- progressive disclosure -----------------------------------------------------------------------------------

@@ -111,9 +111,17 @@ def test_anthropic_reports_tokens_and_honours_the_configured_model(mock):
     assert mock.model_requests()[0].body["model"] == "claude-sonnet-4-5"
 
 
-def test_anthropic_base_url_with_or_without_v1(mock):
+@pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/"])
+def test_anthropic_base_url_with_or_without_v1(mock, suffix: str):
+    """The same endpoint is reached whether the configured base URL names /v1 or not: the request lands on the
+    mock's /v1/messages, and only there."""
     assert AnthropicHttp("https://api.anthropic.com").url == "https://api.anthropic.com/v1/messages"
-    assert AnthropicHttp("http://proxy.local/v1/").url == "http://proxy.local/v1/messages"
+    mock.enqueue(Structured(S["scope"].good))
+    backend = AnthropicHttp(mock.anthropic_base_url + suffix, "", api_key_env="ROSE_TEST_ANTHROPIC_KEY",
+                            env={"ROSE_TEST_ANTHROPIC_KEY": "sk-ant-test"})
+    Judge(backend, timeout_s=60).ask(calls.SCOPE, S["scope"].request, stage="consolidation")
+    [request] = mock.model_requests()
+    assert request.path == "/v1/messages" and request.api == "anthropic"
 
 
 def test_anthropic_without_a_tool_use_block_is_unparseable(mock):

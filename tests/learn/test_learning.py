@@ -100,8 +100,12 @@ def test_nudge_thresholds_and_backoff() -> None:
 
 def test_failures_and_turns_are_occasions_too() -> None:
     rs = ReflectionSettings(nudge_after_tool_calls=99, nudge_after_turns=2, min_surprises=2, nudge_cooldown_s=0)
-    assert "failed tool calls" in reflect.decide({}, TurnCounts(failures=2), rs, 1).reason
-    assert "turns" in reflect.decide({}, TurnCounts(user_turns=2), rs, 1).reason
+    failures = reflect.decide({}, TurnCounts(failures=2), rs, 1)
+    turns = reflect.decide({}, TurnCounts(user_turns=2), rs, 1)
+    assert failures.reflect and "2 failed tool calls" == failures.reason
+    assert turns.reflect and "2 turns" == turns.reason
+    below = reflect.decide({}, TurnCounts(failures=1, user_turns=1), rs, 1)   # one of each is not an occasion
+    assert not below.reflect and below.reason == "not enough substance yet"
 
 
 def test_stop_hook_counts_only_new_lines_and_queues_a_reflection(no_cache_settings: Layers, tmp_path: Path,
