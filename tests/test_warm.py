@@ -187,3 +187,28 @@ def test_the_client_imports_stay_lean() -> None:
             " 'dataclasses', 'sqlite3', 'pathlib', 'typing') if m in sys.modules]; assert not heavy, heavy")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_a_helper_retires_when_roses_code_changes_under_it(warm_env, tmp_path: Path) -> None:
+    """An upgrade (or an edit in a checkout) must not leave the old code serving prompts: the helper notices the
+    change itself and exits, and the next prompt starts one with the new code. (The stamp is a file here.)"""
+    from rose.warm import client
+
+    sock = client.socket_path()
+    stamp = tmp_path / "stamp"
+    stamp.write_text("v1")
+    code = ("import sys; from pathlib import Path; import rose.warm.client as c, rose.warm.server as s;"
+            f"c.code_stamp = lambda: Path({str(stamp)!r}).read_text(); s.CODE_CHECK_EVERY_S = 0.2;"
+            "s.main([sys.argv[1]])")
+    helper = subprocess.Popen([sys.executable, "-c", code, sock], env={**os.environ, "ROSE_CHILD": "1",
+                                                                       "ROSE_WARM_IDLE_S": "600"})
+    try:
+        _wait_socket()
+        assert helper.poll() is None
+        stamp.write_text("v2")              # rose's code changed
+        helper.wait(timeout=HANG_S)         # it leaves by itself
+        assert not os.path.exists(sock)
+    finally:
+        if helper.poll() is None:
+            helper.kill()
+            helper.wait(timeout=HANG_S)
