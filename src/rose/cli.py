@@ -370,7 +370,8 @@ def cmd_install(args: argparse.Namespace) -> int:
 
     cwd = Path(args.cwd) if args.cwd else Path.cwd()
     if args.command == "install":  # with --agent auto, an agent not found gets a "skipped (why)" report
-        reports = install_agents(args.agent, Scope(args.scope), cwd, Path.home(), dry_run=args.dry_run)
+        reports = install_agents(args.agent, Scope(args.scope), cwd, Path.home(), dry_run=args.dry_run,
+                                 mcp=not args.no_mcp)
     else:  # uninstalling from an agent that was never wired is a no-op, so "auto" means all here
         agent = "all" if args.agent == "auto" else args.agent
         reports = [uninstall(a, Scope(args.scope), cwd, Path.home(), dry_run=args.dry_run) for a in agents_for(agent)]
@@ -385,6 +386,93 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from rose.demo import run_demo
 
     return run_demo(keep=args.keep, out=sys.stdout)
+
+
+# -- where users already are (issue #16): the MCP server, rule-file import, the visual view, the defect report -----
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from rose.mcp.server import serve
+
+    serve(Path(args.cwd) if args.cwd else None)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from rose.importers import import_paths
+    from rose.model import Scope
+
+    layers = _layers(args)
+    settings = layers.settings()
+    scope = Scope(args.scope)
+    judge = None if args.dry_run else _judge_for_import(layers, scope, settings)
+    result = import_paths(layers, [Path(p) for p in args.paths], scope=scope, dry_run=args.dry_run,
+                          settings=settings, judge=judge)
+    if args.json:
+        _print_json(result.to_dict())
+    else:
+        print(result.render())
+    return 1 if result.errors else 0
+
+
+def _judge_for_import(layers, scope, settings):
+    from rose.judge import Judge
+
+    return Judge.for_store(layers.writable(scope), settings)
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from rose import view
+
+    layers = _layers(args)
+    data = view.collect(layers)
+    out = Path(args.out) if args.out else view.default_path(layers)
+    view.write(data, out)
+    if args.json and not args.serve:
+        _print_json({"path": str(out), "lessons": len(data["nodes"]), "conflicts": len(data["conflicts"])})
+        return 0
+    print(f"wrote {out} ({len(data['nodes'])} lessons, {len(data['conflicts'])} open conflicts)")
+    if args.serve:
+        view.serve(out, port=args.port, announce=print)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from rose import defect
+
+    layers = _layers(args)
+    report = defect.build(layers, args.about)
+    out = Path(args.out) if args.out else defect.default_path(args.about)
+    defect.write(report, out)
+    if args.json:
+        _print_json({"path": str(out), "about": report.about, "sections": [s.title for s in report.sections],
+                     "matches": report.matches})
+    else:
+        print(f"wrote {out}: a redacted defect report about {report.about!r} ({report.matches} matching trace(s) "
+              "and event(s)); it was sent nowhere. Read it, then attach it to an issue if you like.")
+    return 0
+
+
+def _add_where_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
+    command("mcp", cmd_mcp, "serve rose's tools (search, show, add, used) and lessons over MCP on stdio "
+            "(what `rose install` registers; needs the mcp extra)")
+
+    p = command("import", cmd_import, "turn CLAUDE.md, AGENTS.md, .cursorrules, .cursor/rules/*.mdc or "
+                ".github/copilot-instructions.md into lessons (a rule or section each), reconciled and idempotent")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="rule files, or folders to look in for them")
+    p.add_argument("--dry-run", action="store_true", help="show what would be added, updated or removed; write "
+                   "nothing")
+    p.add_argument("--scope", choices=["project", "global"], default="project",
+                   help="project (default): this repository's lessons; global: your rules for every project")
+
+    p = command("view", cmd_view, "write a self-contained HTML view of the lesson graph (and --serve it on "
+                "127.0.0.1)")
+    p.add_argument("--out", help="the HTML file (default: rose-view.html in the project store's cache/)")
+    p.add_argument("--serve", action="store_true", help="serve it on 127.0.0.1 until interrupted")
+    p.add_argument("--port", type=int, default=0, help="port for --serve (default: any free one)")
+
+    p = command("report", cmd_report, "write a redacted defect report about a topic to a file (sends nothing)")
+    p.add_argument("--about", required=True, help="what went wrong, in a few words (matched against traces and "
+                   "events)")
+    p.add_argument("--out", help="the report file (default: rose-report-<topic>-<time>.md in the current folder)")
 
 
 # -- parser ---------------------------------------------------------------------------------------------------
@@ -476,11 +564,15 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--agent", choices=["auto", "claude", "codex", "all"], default="auto",
                        help="auto: the agents found on this machine")
         p.add_argument("--dry-run", action="store_true", help="show what would change; write nothing")
+        if name == "install":
+            p.add_argument("--no-mcp", action="store_true", help="wire the hooks only, without registering "
+                           "rose's MCP server")
 
     sub.add_parser("hook", help="the hook entry point agents call: rose hook <claude|codex> <Event> (JSON on stdin)")
 
     p = command("demo", cmd_demo, "run rose on a throwaway demo store and show what it does")
     p.add_argument("--keep", action="store_true", help="keep the demo folder and print its path")
+    _add_where_commands(command)
     return parser
 
 
