@@ -150,6 +150,12 @@ def checks(cwd: Path, home: Path, env: Mapping[str, str], cli_found: bool) -> li
             continue
         wired_in.append(str(path))
         out += _handler_checks(name, found, scope, path, env)
+    found = []
+    for scope in (Scope.USER, Scope.PROJECT):
+        path = mcp_path(scope, cwd, home, env)
+        entry, problem = mcpservers.json_entry(path)
+        found.append((scope.value, path, entry, mcpservers.is_managed(entry), problem))
+    out += mcpservers.checks(AGENT.value, found, env.get("PATH"))
     plugin = _plugin_enabled(cwd, home, env)
     if plugin:
         wired_in.append("the rose plugin")

@@ -395,6 +395,12 @@ def checks(cwd: Path, home: Path, env: Mapping[str, str], cli_found: bool) -> li
             continue
         wired.append(str(path))
         out += _scope_checks(name, scope, path, data, found, state, parsed, cwd, config, env)
+    found = []
+    for scope in (Scope.USER, Scope.PROJECT):
+        mcp_file = mcp_config_path(scope, cwd, home, env)
+        entry, managed, problem = mcpservers.toml_entry(mcp_file)
+        found.append((scope.value, mcp_file, entry, managed, None if scope is Scope.USER else problem))
+    out += mcpservers.checks(AGENT.value, found, env.get("PATH"))
     if not wired:
         level = Level.WARN if cli_found else Level.INFO
         out.append(WiringCheck("codex hooks", level, "not wired: `rose install --agent codex` (this project) or "
