@@ -404,8 +404,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     settings = layers.settings()
     scope = Scope(args.scope)
     judge = None if args.dry_run else _judge_for_import(layers, scope, settings)
-    result = import_paths(layers, [Path(p) for p in args.paths], scope=scope, dry_run=args.dry_run,
-                          settings=settings, judge=judge)
+    base = Path(args.cwd) if args.cwd else Path.cwd()
+    result = import_paths(layers, [base / p for p in args.paths], scope=scope, dry_run=args.dry_run,
+                          prune=args.prune, settings=settings, judge=judge)
     if args.json:
         _print_json(result.to_dict())
     else:
@@ -462,6 +463,8 @@ def _add_where_commands(command: Callable[..., argparse.ArgumentParser]) -> None
                    "nothing")
     p.add_argument("--scope", choices=["project", "global"], default="project",
                    help="project (default): this repository's lessons; global: your rules for every project")
+    p.add_argument("--prune", action="store_true", help="archive the lessons whose piece is gone from its file "
+                   "(by default they are only reported)")
 
     p = command("view", cmd_view, "write a self-contained HTML view of the lesson graph (and --serve it on "
                 "127.0.0.1)")
