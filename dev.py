@@ -9,6 +9,8 @@
                                        (your lessons in ~/.rose and .rose/ stay)
     python3 dev.py demo                set up a local virtual environment (.venv/) and run rose's main job
     python3 dev.py test                set up the same environment (plus test tools) and run the whole test suite
+    python3 dev.py docs [--check]      build the docs: regenerate docs/cli.md (from the parser) and docs/config.md
+                                       (from config.py), check every internal link; --check writes nothing
 
 `install` copies rose out of this clone (not an editable install): the clone can be moved or deleted afterwards.
 `demo` and `test` create `.venv/` in the clone on first use and reuse it afterwards; an install is redone only when
@@ -260,7 +262,12 @@ def uninstall(args: list[str]) -> int:
     return 0
 
 
-COMMANDS = {"install": install, "uninstall": uninstall, "demo": demo, "test": test}
+def docs(args: list[str]) -> int:
+    _ensure_venv("")
+    return _run([PYTHON, "-m", "rose.docs", *args])
+
+
+COMMANDS = {"install": install, "uninstall": uninstall, "demo": demo, "test": test, "docs": docs}
 
 
 def main(argv: list[str]) -> int:
