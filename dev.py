@@ -182,13 +182,15 @@ def install(args: list[str]) -> int:
     if not upgrade:
         _make_venv(venv_dir)
     _say(f"upgrading rose in {_tilde(venv_dir)} from {ROOT}" if upgrade else
-         f"installing rose in {_tilde(venv_dir)} from {ROOT} (pip fetches PyYAML and wordllama unless it has them)")
+         f"installing rose in {_tilde(venv_dir)} from {ROOT} (pip fetches PyYAML, wordllama and the MCP SDK unless it has them)")
     with tempfile.TemporaryDirectory(prefix="rose-build-") as tmp:
+        # with the mcp extra: `rose install` registers `rose mcp`, which needs the MCP SDK (pyproject.toml says why
+        # it is optional for a plain pip install)
         rc = subprocess.call([str(python), "-m", "pip", "install", "--upgrade", "--quiet",
-                              "--disable-pip-version-check", str(_build_copy(Path(tmp)))], cwd=tmp)
+                              "--disable-pip-version-check", f"{_build_copy(Path(tmp))}[mcp]"], cwd=tmp)
     if rc != 0:
         sys.exit(f"[dev] pip install failed with exit code {rc} (see above); it needs PyPI, or the wheels of "
-                 "PyYAML and wordllama in a folder named by PIP_FIND_LINKS")
+                 "PyYAML, wordllama and mcp (and what they need) in a folder named by PIP_FIND_LINKS")
     try:
         version = subprocess.run([str(rose), "--version"], capture_output=True, text=True, timeout=120,
                                  stdin=subprocess.DEVNULL).stdout.strip()
