@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rose.errors import RoseError
 from rose.importers.rules import MDC, Piece, digest, kind_of, split
 from rose.model import Node, Origin, Scope, Status
 from rose.store import Layers, Store
+from rose.store.events import EventKind
 
 if TYPE_CHECKING:
     from rose.config import Settings
@@ -296,15 +296,9 @@ def _add(layers: Layers, shown: str, kind: str, piece: Piece, scope: Scope, sett
     # the lesson is the piece's own when it was stored for it; a duplicate or refinement lives in another lesson
     owned = res.action not in (Action.DUPLICATE, Action.REFINED) or node.id == seeded_id(new.seed)
     _set_record(res.store, node.id, shown, piece.key, _record(shown, piece, owned))
-    res.store.event(_update_kind(), stage="import", action="added", id=node.id, file=shown, lines=piece.lines,
+    res.store.event(EventKind.UPDATE, stage="import", action="added", id=node.id, file=shown, lines=piece.lines,
                     relation=res.action.value)
     return Change("added", piece.key, piece.title, piece.lines, node.id, res.describe())
-
-
-def _update_kind():
-    from rose.store.events import EventKind
-
-    return EventKind.UPDATE
 
 
 def _keep_or_update(layers: Layers, shown: str, piece: Piece, held: Held, settings: Settings, judge: Judge | None,
@@ -352,7 +346,7 @@ def _update_owned(layers: Layers, shown: str, piece: Piece, held: Held) -> Chang
         if parent is not None and parent.level > node.level and parent.status is not Status.DEMOTED:
             demote(graph, parent_id, "the imported text it was made from changed")
             demoted.append(parent_id)
-    held.store.event(_update_kind(), stage="import", action="updated", id=node.id, file=shown, lines=piece.lines,
+    held.store.event(EventKind.UPDATE, stage="import", action="updated", id=node.id, file=shown, lines=piece.lines,
                      demoted=demoted)
     detail = f"its compressed form(s) {', '.join(demoted)} demoted" if demoted else ""
     return Change("updated", piece.key, piece.title, piece.lines, node.id, detail)
@@ -374,10 +368,6 @@ def _gone(held: Held, shown: str, dry_run: bool, prune: bool) -> Change:
         n.extra["archived_because"] = f"gone from {shown}"
     held.store.update(held.node.id, archive)
     _set_record(held.store, held.node.id, shown, key, None)
-    held.store.event(_update_kind(), stage="import", action="pruned", id=held.node.id, file=shown)
+    held.store.event(EventKind.UPDATE, stage="import", action="pruned", id=held.node.id, file=shown)
     return Change("pruned", key, title, lines, held.node.id, "archived")
 
-
-def require_files(result: ImportResult) -> None:
-    if not result.files and result.errors:
-        raise RoseError("; ".join(result.errors))
