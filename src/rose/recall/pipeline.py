@@ -302,9 +302,10 @@ def _rules(stores: list[Store], settings: Settings) -> list[str]:
 
 def rank_lists(stores: list[Store], query: str, settings: Settings, hot: bool,
                deadline: Deadline | None = None) -> search.RankLists:
-    lexical = search.lexical(stores, query)
+    hits = search.lexical_hits(stores, query)
     dense, status = _dense(stores, query, settings, hot, deadline)
-    return search.RankLists(lexical, dense, status)
+    return search.RankLists([(s, h.id, h.score) for s, h in hits], dense, status, search.evidence_of(hits),
+                            search.dense_model(settings.embed) if status is search.DenseStatus.ON else None)
 
 
 def _dense(stores: list[Store], query: str, settings: Settings, hot: bool, deadline: Deadline | None = None):
