@@ -173,7 +173,7 @@ def _select(stores: list[Store], query: str, settings: Settings, trace: dict[str
     picked = list(selection.chosen)
     if rs.disclosure and picked and selection.ran is not Selector.FORK:
         picked += _second_pass(stores, query, picked, found, settings, selection.ran, judge, rules, trace, hot,
-                               deadline)
+                               deadline, first=lists)
     # A selector may name a lower node on purpose (the walk descended to it); archived and demoted ones never serve.
     located = {c.id: (c.store, c.row) for c in found}
     out = []
@@ -242,8 +242,12 @@ def _short(reason: str, limit: int = 80) -> str:
     return reason if len(reason) <= limit else reason[: limit - 1] + "…"
 
 
-def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trace, hot, deadline):
-    """Progressive disclosure: search again with the first results in hand (titles, tags, DAG neighbours)."""
+def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trace, hot, deadline, first=None):
+    """Progressive disclosure: search again with the first results in hand (titles, tags, DAG neighbours).
+
+    Without a model, a lesson found this way is served only when it is evidence on the second query (admitted,
+    ranked top 3) and also holds a selective word of the prompt itself (`first`, the first pass's lists): a
+    neighbour of what was served is not, by itself, what the prompt needs."""
     rs = settings.recall
     seeds = []
     for ch in picked:
@@ -275,8 +279,13 @@ def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trac
         except selectors.SelectorFailed as failed:
             trace["second_pass"]["failed"] = failed.reason
             return []
+    def prompt_word(c) -> bool:
+        hit = first.evidence.get((id(c.store), c.id)) if first is not None else None
+        return first is None or not first.evidence or (hit is not None and hit.selective >= 1)
+
     return [selectors.Choice(c.id, "second pass: " + selectors._hybrid_reason(c), "search")
-            for c in fresh if c.lexical_rank is not None and c.lexical_rank <= 3][:DISCLOSURE_MAX]
+            for c in fresh if c.lexical_rank is not None and c.lexical_rank <= 3 and c.admitted
+            and prompt_word(c)][:DISCLOSURE_MAX]
 
 
 def _one_call(rs):
