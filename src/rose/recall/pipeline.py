@@ -117,7 +117,9 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
     line = notice(items, "; ".join(notes), fitted.left_out)
     trace["left_out"] = fitted.left_out
     if not items and not notes and not fitted.left_out:
-        line = ""  # nothing matched and nothing failed: there is nothing to tell
+        # nothing matched and nothing failed: said only when a search ran (a prompt nothing bears on gets nothing)
+        line = f"⋯ ROSE · nothing relevant among {count} lessons" if trace["gate"].startswith("store outgrows") \
+            else ""
     if session_id and record_session:
         for item in items:
             if item.tier is not Tier.FRESH:
