@@ -146,7 +146,7 @@ def folders_named(then: str) -> list[str]:
 
 
 def save_rule(routing_dir: Path, when: str, then: str, *, look_in: list[str] | None = None,
-              skip: list[str] | None = None, source: str = "learned") -> Rule:
+              skip: list[str] | None = None, source: str = "learned", rule_id: str | None = None) -> Rule:
     """Store a new rule (redacted, atomic). Raises RuleRefused when `when` is not a kind of task."""
     from rose.redact import redact
     from rose.store.atomic import write_text_atomic
@@ -157,7 +157,7 @@ def save_rule(routing_dir: Path, when: str, then: str, *, look_in: list[str] | N
         raise RuleRefused(f"rule refused: {why} (when {when.strip()[:80]!r})")
     if not then.strip():
         raise RuleRefused("rule refused: it says nothing about where to look")
-    rule = Rule(id=new_rule_id(), when=redact(" ".join(when.split())), then=redact(" ".join(then.split())),
+    rule = Rule(id=rule_id or new_rule_id(), when=redact(" ".join(when.split())), then=redact(" ".join(then.split())),
                 created=now_iso(), look_in=[redact(f) for f in (look_in or [])],
                 skip=[redact(f) for f in (skip or [])], source=source)
     write_text_atomic(routing_dir / f"{rule.id}.yaml", dump_yaml(rule.to_dict()))

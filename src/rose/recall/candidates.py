@@ -51,13 +51,15 @@ class Candidate:
     score: float = 0.0                # fused, reweighted by recency and importance
     via: list[str] = field(default_factory=list)   # matched lower nodes that mapped up to this one
     pass_no: int = 1                  # 2 = found by progressive disclosure
+    rule: str | None = None           # added because this selection rule points at its folder
 
     def trace(self) -> dict[str, object]:
         return {"id": self.id, "title": self.row.title, "scope": self.store.scope.value, "level": self.row.level,
                 "lexical_rank": self.lexical_rank, "dense_rank": self.dense_rank,
                 "dense_cos": None if self.dense_cos is None else round(self.dense_cos, 3),
                 "bm25": None if self.bm25 is None else round(self.bm25, 3), "admitted": self.admitted,
-                "fused": round(self.fused, 5), "score": round(self.score, 5), "via": self.via, "pass": self.pass_no}
+                "fused": round(self.fused, 5), "score": round(self.score, 5), "via": self.via, "pass": self.pass_no,
+                **({"rule": self.rule} if self.rule else {})}
 
 
 @dataclass(frozen=True)
@@ -221,3 +223,31 @@ def dense_model(embed_settings) -> str | None:
         return embedder_name(embed_settings)
     except Exception:  # noqa: BLE001 - only the floors depend on it; the defaults hold
         return None
+
+
+RULE_EXTRA = 6          # candidates the selection rules may add, in all
+RULE_EXTRA_EACH = 3     # ... per folder a rule points at
+
+
+def from_rule_folders(stores: list[Store], rules, ranked: list[Candidate], found: list[Candidate]) -> list[Candidate]:
+    """Candidates from the folders the rules point at (`look_in`) that the search did not hand on: the best ranked
+    of them first, then the folder's most used lessons. Whether a rule's condition fits this prompt is the
+    selector's judgement; this only puts the lessons it points at in front of it. Bounded by RULE_EXTRA."""
+    have = {(id(c.store), c.id) for c in found}
+    out: list[Candidate] = []
+    for rule in rules:
+        for family in rule.look_in:
+            mine = [c for c in ranked if c.row.family == family and (id(c.store), c.id) not in have]
+            if len(mine) < RULE_EXTRA_EACH:
+                taken = {(id(c.store), c.id) for c in mine} | have
+                more = [Candidate(row.id, store, row) for store in stores
+                        for row in store.index.rows("family = ? AND status IN ('active', 'disputed')", (family,))
+                        if (id(store), row.id) not in taken]
+                mine += sorted(more, key=lambda c: (-c.row.use_count, -c.row.importance, c.id))
+            for c in mine[:RULE_EXTRA_EACH]:
+                c.rule = rule.id
+                have.add((id(c.store), c.id))
+                out.append(c)
+                if len(out) >= RULE_EXTRA:
+                    return out
+    return out

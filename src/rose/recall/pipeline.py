@@ -124,6 +124,8 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
         for item in items:
             if item.tier is not Tier.FRESH:
                 record.served[item.id] = record.turn
+        if "selection" in trace:   # what the selector chose, beside search alone: stage 7 credits rules from it
+            record.selections.append({"turn": record.turn, **trace["selection"]})
         try:
             record.save(owner, session_id)
         except BUSY as exc:
@@ -161,16 +163,23 @@ def _select(stores: list[Store], query: str, settings: Settings, trace: dict[str
     trace["dense"] = lists.dense_status.value
     trace["lexical_list"] = [[s.scope.value, i, round(score, 4)] for s, i, score in lists.lexical]
     trace["dense_list"] = [[s.scope.value, i, round(score, 4)] for s, i, score in lists.dense]
-    found = search.fuse(stores, lists, rs)[: rs.candidates]
-    trace["candidates"] = [c.trace() for c in found]
+    ranked = search.fuse(stores, lists, rs)
+    found = ranked[: rs.candidates]
     notes: list[str] = []
     if lists.dense_status is not search.DenseStatus.ON and lists.dense_status is not search.DenseStatus.OFF:
         notes.append(f"dense search {lists.dense_status.value}, lexical only")
 
-    rules = _rules(stores, settings) if rs.selector is not Selector.HYBRID else []
+    given = _rules(stores, settings) if rs.selector is not Selector.HYBRID else []
+    rules = [r.text() for r in given]
     trace["routing_rules"] = rules
+    baseline = [ch.id for ch in selectors.hybrid(found).chosen]   # search alone: what a rule's record is against
+    found = found + search.from_rule_folders(stores, given, ranked, found)   # where the rules say to look
+    trace["candidates"] = [c.trace() for c in found]
     selection = _run_selector(query, found, stores, settings, judge, session_id, cwd, rules, notes, trace, agent,
                               deadline)
+    trace["selection"] = {"selector": selection.ran.value, "chosen": [ch.id for ch in selection.chosen],
+                          "baseline": baseline, "rules": [r.id for r in given],
+                          "rule_added": [c.id for c in found if c.rule]}
 
     picked = list(selection.chosen)
     if rs.disclosure and picked and selection.ran is not Selector.FORK:
@@ -304,11 +313,11 @@ def _lookup(stores, node_id):
     return None
 
 
-def _rules(stores: list[Store], settings: Settings) -> list[str]:
+def _rules(stores: list[Store], settings: Settings):  # -> list[rose.routing.Rule]
     from rose.routing import load_rules, within_cap
 
     rules, _problems = load_rules([s.routing_dir for s in stores])
-    return [r.text() for r in within_cap(rules, settings.routing.max_tokens)]
+    return within_cap(rules, settings.routing.max_tokens)
 
 
 def rank_lists(stores: list[Store], query: str, settings: Settings, hot: bool,
