@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from rose.routing import Rule
     from rose.store import Layers, Store
 
-_ID = re.compile(r"\bn_[0-9a-f]{4,}\b")
+_ID = re.compile(r"(?<![A-Za-z0-9_])n_[A-Za-z0-9][A-Za-z0-9_-]{0,63}")   # rose.model.NODE_ID_RE, in text
 _STORE_WORDS = (".rose", "nodes/", "rose search", "rose show", "index.md")
 SEARCHES_SHOWN = 12      # tool calls on the store shown to the route call, each clipped
 SEARCH_CHARS = 240
