@@ -419,6 +419,25 @@ def cmd_route(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval_recall(args: argparse.Namespace) -> int:
+    from rose import evalrecall
+
+    layers = _layers(args)
+    layers.require_any()
+    settings = layers.settings()
+    arms = tuple(a for chunk in (args.arms or []) for a in chunk.split(",") if a) or evalrecall.ARMS
+    unknown = [a for a in arms if a not in evalrecall.ARMS]
+    if unknown:
+        raise RoseError(f"unknown arm(s) {', '.join(unknown)}: choose from {', '.join(evalrecall.ARMS)}")
+    judge = _judge(layers, settings) if any(a != "hybrid" for a in arms) else None
+    report = evalrecall.evaluate(layers, judge, settings, arms=arms, limit=args.limit)
+    if args.json:
+        _print_json(report.to_dict())
+    else:
+        print(evalrecall.render(report))
+    return 0
+
+
 def cmd_install(args: argparse.Namespace) -> int:
     from rose.install import Scope, agents_for, install_agents, render_reports, uninstall
 
@@ -530,6 +549,11 @@ def build_parser() -> argparse.ArgumentParser:
                                                      "names as nodes/<folder>/); comma-separated, may repeat")
     p.add_argument("--skip", action="append", help="lesson folders the rule rules out; comma-separated, may repeat")
     p.add_argument("--forget", metavar="ID", help="delete this rule")
+
+    p = command("eval-recall", cmd_eval_recall, "replay recorded episodes (prompt -> lessons used) through every "
+                                                "selector arm against the apex walk: precision, recall, tokens, calls")
+    p.add_argument("--arms", action="append", help="comma-separated: apex, hybrid, judge, fork (default: all)")
+    p.add_argument("--limit", type=int, default=0, help="the newest N episodes only (0 = all)")
 
     for name, text in (("install", "wire rose's hooks into Claude Code and Codex (this project, or --scope user)"),
                        ("uninstall", "remove exactly what rose install added")):
