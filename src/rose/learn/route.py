@@ -35,16 +35,17 @@ SEARCHES_SHOWN = 12      # tool calls on the store shown to the route call, each
 SEARCH_CHARS = 240
 
 
-def looked_up(conversation: Any, known: set[str]) -> list[str]:
+def looked_up(conversation: Any, stores: list[Store]) -> list[str]:
     """Lessons the agent fetched itself: an id of the store in a tool call's input (a Read of its file, `rose
     show ID`, a `cat .rose/nodes/...`). A search's results are hits, not needs: only what was then opened counts."""
     from rose.transcripts.model import Kind
 
-    out: list[str] = []
+    named: list[str] = []
     for m in getattr(conversation, "messages", []):
         if m.kind is Kind.TOOL_CALL:
-            out += [i for i in _ID.findall(m.text) if i in known and i not in out]
-    return out
+            named += [i for i in _ID.findall(m.text) if i not in named]
+    known = {i for s in stores for i, r in s.index.rows_by_id(named).items() if r.status != "archived"}
+    return [i for i in named if i in known]
 
 
 def searches(conversation: Any) -> str:
@@ -73,8 +74,7 @@ def learn_routes(layers: Layers, owner: Store, session_id: str, conversation: An
         update_session(owner, session_id, lambda d: d.update({"routed": True}))
         return ""
     stores = layers.stores()
-    known = {r.id for s in stores for r in s.index.rows("status != 'archived'")}
-    found = looked_up(conversation, known)
+    found = looked_up(conversation, stores)
     needed = list(dict.fromkeys(list(episode.used) + found))
     parts = []
     credited = credit(stores, episode, state.get("selections") or [], set(needed))
@@ -165,7 +165,8 @@ def _learn(layers: Layers, owner: Store, stores: list[Store], episode: Episode, 
     rows: dict[str, Any] = {}
     for store in stores:
         rows.update(store.index.rows_by_id(served + missed))
-    families = sorted({r.family for s in stores for r in s.index.rows("status IN ('active', 'disputed')")})
+    families = sorted({r[0] for s in stores for r in s.index.conn.execute(
+        "SELECT DISTINCT family FROM nodes WHERE status IN ('active', 'disputed')")})
     existing, _problems = load_rules([s.routing_dir for s in stores])
     request = calls.RouteRequest(
         task=episode.prompt, used=list(episode.used),

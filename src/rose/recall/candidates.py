@@ -95,7 +95,10 @@ class RankLists:
 
 
 def lexical(stores: list[Store], query: str, depth: int = LEXICAL_DEPTH) -> list[tuple[Store, str, float]]:
-    return [(s, h.id, h.score) for s, h in lexical_hits(stores, query, depth)]
+    """Plain BM25 hits of every store, best first (no evidence counted)."""
+    hits = [(s, node_id, score) for s in stores for node_id, score in s.index.search(query, limit=depth)]
+    hits.sort(key=lambda h: -h[2])
+    return hits[:depth]
 
 
 def lexical_hits(stores: list[Store], query: str, depth: int = LEXICAL_DEPTH) -> list[tuple[Store, LexicalHit]]:
@@ -240,9 +243,13 @@ def from_rule_folders(stores: list[Store], rules, ranked: list[Candidate], found
             mine = [c for c in ranked if c.row.family == family and (id(c.store), c.id) not in have]
             if len(mine) < RULE_EXTRA_EACH:
                 taken = {(id(c.store), c.id) for c in mine} | have
-                more = [Candidate(row.id, store, row) for store in stores
-                        for row in store.index.rows("family = ? AND status IN ('active', 'disputed')", (family,))
-                        if (id(store), row.id) not in taken]
+                more = []
+                for store in stores:   # the folder's most used lessons, a few per store (never the whole folder)
+                    top = [r[0] for r in store.index.conn.execute(
+                        "SELECT id FROM nodes WHERE family = ? AND status IN ('active', 'disputed')"
+                        " ORDER BY use_count DESC, importance DESC, id LIMIT ?", (family, 2 * RULE_EXTRA_EACH))]
+                    more += [Candidate(i, store, row) for i, row in store.index.rows_by_id(top).items()
+                             if (id(store), i) not in taken]
                 mine += sorted(more, key=lambda c: (-c.row.use_count, -c.row.importance, c.id))
             for c in mine[:RULE_EXTRA_EACH]:
                 c.rule = rule.id

@@ -256,8 +256,8 @@ def _short(reason: str, limit: int = 80) -> str:
 def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trace, hot, deadline, first=None):
     """Progressive disclosure: search again with the first results in hand (titles, tags, DAG neighbours).
 
-    Without a model, a lesson found this way is served only when it is evidence on the second query (admitted,
-    ranked top 3) and also holds a selective word of the prompt itself (`first`, the first pass's lists): a
+    Without a model, a lesson found this way is served only when it ranks top 3 on the second query and also
+    holds a selective word of the prompt itself (`first`, the first pass's lists): a
     neighbour of what was served is not, by itself, what the prompt needs."""
     rs = settings.recall
     seeds = []
@@ -271,7 +271,7 @@ def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trac
                 seeds += [n.title for n in neighbours.values()]
     expanded = " ".join(dict.fromkeys(w for w in " ".join(seeds).split() if len(w) > 2))
     expanded = " ".join(expanded.split()[:SECOND_PASS_TERMS])
-    lists = rank_lists(stores, expanded, settings, hot, deadline)
+    lists = rank_lists(stores, expanded, settings, hot, deadline, evidence=False)
     exclude = {c.id for c in found} | {ch.id for ch in picked}
     fresh = search.fuse(stores, lists, rs, exclude=exclude)[:DISCLOSURE_MAX * 2]
     for c in fresh:
@@ -321,11 +321,14 @@ def _rules(stores: list[Store], settings: Settings):  # -> list[rose.routing.Rul
 
 
 def rank_lists(stores: list[Store], query: str, settings: Settings, hot: bool,
-               deadline: Deadline | None = None) -> search.RankLists:
-    hits = search.lexical_hits(stores, query)
+               deadline: Deadline | None = None, evidence: bool = True) -> search.RankLists:
+    """Both rank lists; `evidence` also counts each lexical hit's evidence (the second pass does without)."""
     dense, status = _dense(stores, query, settings, hot, deadline)
-    return search.RankLists([(s, h.id, h.score) for s, h in hits], dense, status, search.evidence_of(hits),
-                            search.dense_model(settings.embed) if status is search.DenseStatus.ON else None)
+    model = search.dense_model(settings.embed) if status is search.DenseStatus.ON else None
+    if not evidence:
+        return search.RankLists(search.lexical(stores, query), dense, status, {}, model)
+    hits = search.lexical_hits(stores, query)
+    return search.RankLists([(s, h.id, h.score) for s, h in hits], dense, status, search.evidence_of(hits), model)
 
 
 def _dense(stores: list[Store], query: str, settings: Settings, hot: bool, deadline: Deadline | None = None):
