@@ -61,7 +61,7 @@ def test_an_off_topic_prompt_gets_nothing_and_the_notice_says_so(layers: Layers)
     assert result.trace["gate"].startswith("store outgrows")
     assert result.block == "" and result.injected == []
     assert result.notice == "⋯ ROSE · nothing relevant among 40 lessons"
-    assert any("one generic word" in c.get("reason", "") or not c["admitted"] for c in result.trace["candidates"])
+    assert result.trace["candidates"] and not any(c["admitted"] for c in result.trace["candidates"])
     served = recall(layers, "the connection pool leaks again", settings=_settings())
     assert [i.id for i in served.injected] == ["n_ev0001"]
 

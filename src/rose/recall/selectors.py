@@ -84,7 +84,7 @@ def hybrid_cut(candidates: list[Candidate], serve_max: int = HYBRID_SERVE_MAX, l
 def _hybrid_reason(c: Candidate) -> str:
     parts = []
     if c.lexical_rank is not None:
-        parts.append(f"lexical #{c.lexical_rank}" + ("" if c.admitted else " (one generic word)"))
+        parts.append(f"lexical #{c.lexical_rank}" + ("" if c.admitted else " (too little lexical evidence alone)"))
     if c.dense_rank is not None:
         parts.append(f"dense #{c.dense_rank} (cos {c.dense_cos:.2f})")
     if c.via:
