@@ -365,6 +365,79 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_route(args: argparse.Namespace) -> int:
+    """Selection rules: list them with their record and the growth ratio, teach one, or forget one."""
+    from rose import routing
+
+    layers = _layers(args)
+    stores = layers.require_any()
+    if args.forget:
+        path = routing.forget([s.routing_dir for s in stores], args.forget)
+        if args.json:
+            _print_json({"forgotten": args.forget, "path": str(path)})
+        else:
+            print(f"forgot {args.forget} ({path})")
+        return 0
+    if args.when or args.then:
+        if not (args.when and args.then):
+            raise RoseError("teaching a rule takes both --when \"<a kind of task>\" and --then \"<where to look>\"")
+        store = layers.project or stores[0]
+        look_in = [f for chunk in (args.look_in or []) for f in chunk.split(",") if f] \
+            or ([] if args.skip else routing.folders_named(args.then))
+        skip = [f for chunk in (args.skip or []) for f in chunk.split(",") if f]
+        rule = routing.save_rule(store.routing_dir, args.when, args.then, look_in=look_in, skip=skip,
+                                 source="manual")
+        if args.json:
+            _print_json({**rule.to_dict(), "path": str(store.routing_dir / f"{rule.id}.yaml")})
+        else:
+            print(f"rule {rule.id} stored: {rule.text()[2:]}")
+            print(f"  {routing.growth(stores).line()}")
+        return 0
+    rules, problems = routing.load_rules([s.routing_dir for s in stores])
+    given = {r.id for r in routing.within_cap(rules, layers.settings().routing.max_tokens)}
+    g = routing.growth(stores)
+    ranked = sorted(rules, key=lambda r: (-r.record, -r.tried, r.id))
+    if args.json:
+        _print_json({"rules": [{**r.to_dict(), "record": round(r.record, 4), "precision": r.precision,
+                                "recall": r.recall, "within_cap": r.id in given} for r in ranked],
+                     "growth": {"rules": g.rules, "lessons": g.lessons, "ratio": round(g.ratio, 4)},
+                     "problems": [{"path": str(p), "reason": why} for p, why in problems]})
+        return 0
+    if not rules:
+        print("no selection rules yet (the learner writes them after sessions; `rose route --when ... --then ...`)")
+    for r in ranked:
+        record = (f"helped {r.helped}/{r.tried} selections, precision {r.precision:.2f}, recall {r.recall:.2f}"
+                  if r.tried else "not tried yet")
+        cap = "" if r.id in given else "  [over routing.max_tokens: not sent]"
+        folders = (" look in " + ", ".join(r.look_in) if r.look_in else "") + (
+            " skip " + ", ".join(r.skip) if r.skip else "")
+        print(f"{r.id}  {r.text()[2:]}{cap}")
+        print(f"    {record};{folders or ' no folder named'} ({r.source})")
+    for path, why in problems:
+        print(f"unreadable: {path}: {why}")
+    print(g.line())
+    return 0
+
+
+def cmd_eval_recall(args: argparse.Namespace) -> int:
+    from rose import evalrecall
+
+    layers = _layers(args)
+    layers.require_any()
+    settings = layers.settings()
+    arms = tuple(a for chunk in (args.arms or []) for a in chunk.split(",") if a) or evalrecall.ARMS
+    unknown = [a for a in arms if a not in evalrecall.ARMS]
+    if unknown:
+        raise RoseError(f"unknown arm(s) {', '.join(unknown)}: choose from {', '.join(evalrecall.ARMS)}")
+    judge = _judge(layers, settings) if any(a != "hybrid" for a in arms) else None
+    report = evalrecall.evaluate(layers, judge, settings, arms=arms, limit=args.limit)
+    if args.json:
+        _print_json(report.to_dict())
+    else:
+        print(evalrecall.render(report))
+    return 0
+
+
 def cmd_install(args: argparse.Namespace) -> int:
     from rose.install import Scope, agents_for, install_agents, render_reports, uninstall
 
@@ -558,6 +631,20 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--prompt", required=True)
         p.add_argument("--session", help="read this session's served record (tiers); never written")
         p.add_argument("--selector", choices=["fork", "judge", "hybrid"], help="override recall.selector")
+
+    p = command("route", cmd_route, "selection rules (where to look for a kind of task): their record and the "
+                                    "growth ratio; teach one with --when/--then, delete one with --forget")
+    p.add_argument("--when", help="the kind of task, e.g. \"the task runs the integration tests\"")
+    p.add_argument("--then", help="where to look or what to skip, e.g. \"read nodes/testing/ first\"")
+    p.add_argument("--look-in", action="append", help="lesson folders the rule points at (default: those --then "
+                                                     "names as nodes/<folder>/); comma-separated, may repeat")
+    p.add_argument("--skip", action="append", help="lesson folders the rule rules out; comma-separated, may repeat")
+    p.add_argument("--forget", metavar="ID", help="delete this rule")
+
+    p = command("eval-recall", cmd_eval_recall, "replay recorded episodes (prompt -> lessons used) through every "
+                                                "selector arm against the apex walk: precision, recall, tokens, calls")
+    p.add_argument("--arms", action="append", help="comma-separated: apex, hybrid, judge, fork (default: all)")
+    p.add_argument("--limit", type=int, default=0, help="the newest N episodes only (0 = all)")
 
     for name, text in (("install", "wire rose's hooks into Claude Code and Codex (this project, or --scope user)"),
                        ("uninstall", "remove exactly what rose install added")):

@@ -50,6 +50,8 @@ def status(r: StatusReport) -> str:
         out.append(f"descent  {_n(c.rescues, 'rescue')}, {_n(c.repaired, 'claim')} folded back by repair, "
                    f"{_n(c.sticky, 'sticky patch', 'sticky patches')} served, {c.open_trials} in progress, "
                    f"{_n(c.gaps, 'knowledge gap')}")
+    if r.routing:
+        out.append(f"routing  {r.routing['line']}")
     if r.stages:
         out.append("model calls, last 7 days:")
         for stage, c in r.stages.items():

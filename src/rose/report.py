@@ -75,6 +75,7 @@ class StatusReport:
     precision_by_family: dict[str, Precision]
     stages: dict[str, StageCost] = field(default_factory=dict)
     compression: CompressionSummary = field(default_factory=CompressionSummary)
+    routing: dict[str, Any] = field(default_factory=dict)   # selection rules over lessons (rose.routing.growth)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -114,7 +115,15 @@ def status(layers: Layers) -> StatusReport:
         precision_by_family=by_family,
         stages=_stage_costs(stores),
         compression=_compression(stores),
+        routing=_routing(stores),
     )
+
+
+def _routing(stores: list[Store]) -> dict[str, Any]:
+    from rose.routing import growth
+
+    g = growth(stores)
+    return {"rules": g.rules, "lessons": g.lessons, "ratio": round(g.ratio, 4), "line": g.line()}
 
 
 def _compression(stores: list[Store]) -> CompressionSummary:
