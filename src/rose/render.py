@@ -51,6 +51,8 @@ def status(r: StatusReport) -> str:
                    f"{_n(c.sticky, 'sticky patch', 'sticky patches')} served, {c.open_trials} in progress, "
                    f"{_n(c.gaps, 'knowledge gap')}")
     out += _credit_lines(r.credit)
+    if r.routing:
+        out.append(f"routing  {r.routing['line']}")
     if r.stages:
         out.append("model calls, last 7 days:")
         for stage, c in r.stages.items():

@@ -107,6 +107,7 @@ class StatusReport:
     compression: CompressionSummary = field(default_factory=CompressionSummary)
     credit: Any = None                      # rose.credit.report.CreditSummary
     cost: CostSummary = field(default_factory=CostSummary)
+    routing: dict[str, Any] = field(default_factory=dict)   # selection rules over lessons (rose.routing.growth)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -154,6 +155,7 @@ def status(layers: Layers) -> StatusReport:
         compression=_compression(stores),
         credit=credit_summary(layers, layers.settings()),
         cost=_cost(stores, stages),
+        routing=_routing(stores),
     )
 
 
@@ -195,6 +197,13 @@ def _within(ev: dict[str, Any], since: datetime) -> bool:
         return datetime.fromisoformat(str(ev.get("ts", "")).replace("Z", "+00:00")) >= since
     except ValueError:
         return False
+
+
+def _routing(stores: list[Store]) -> dict[str, Any]:
+    from rose.routing import growth
+
+    g = growth(stores)
+    return {"rules": g.rules, "lessons": g.lessons, "ratio": round(g.ratio, 4), "line": g.line()}
 
 
 def _compression(stores: list[Store]) -> CompressionSummary:

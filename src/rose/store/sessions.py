@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from rose.store.store import Store
 
+SELECTIONS_KEPT = 40   # per session: what each prompt's selector chose (ids), for stage 7
 REF_PREFIX = "M"   # pack-local refs: M1, M2, ... (seed 003): short to report, stable within a session
 
 
@@ -66,6 +67,7 @@ class SessionRecord:
     refs: dict[str, str] = field(default_factory=dict)     # M1 -> id, for every lesson ever served in the session
     arms: dict[str, str] = field(default_factory=dict)     # id -> "served" | "withheld": the session's credit arm
                                                            # for each lesson (rose.credit), decided once, sticky
+    selections: list[dict[str, Any]] = field(default_factory=list)   # this prompt's selection, appended on save
 
     @classmethod
     def load(cls, store: Store, session_id: str) -> SessionRecord:
@@ -96,6 +98,9 @@ class SessionRecord:
             data.update({"turn": self.turn, "served": self.served, "served_ever": ever, "refs": refs})
             if arms:
                 data["arms"] = arms   # the first decision stands: a concurrent prompt never flips an arm
+            if self.selections:   # ids and counters only; the last SELECTIONS_KEPT (rose.learn.route credits them)
+                kept = data.get("selections") if isinstance(data.get("selections"), list) else []
+                data["selections"] = (kept + self.selections)[-SELECTIONS_KEPT:]
         update_session(store, session_id, merge)
 
 
