@@ -172,7 +172,10 @@ def cmd_evolution(args: argparse.Namespace) -> int:
 
         settings = layers.settings()
         note = distill(layers, Judge.for_store(layers.require_any()[0], settings), settings, force=True)
-        print(note or "nothing to distill")
+        if args.json:
+            _print_json({"distill": note})
+        else:
+            print(note or "nothing to distill")
         return 0
     if not args.id:
         raise commands.EvolutionError(f"rose evolution {action} needs an ID (rose evolution list shows them)")
@@ -185,11 +188,18 @@ def cmd_evolution(args: argparse.Namespace) -> int:
             print(render.evolution_show(item))
         return 0
     if action == "promote":
-        print(f"promoted to {commands.promote(layers, args.id)}; rose no longer applies it itself")
+        target = commands.promote(layers, args.id)
+        if args.json:
+            _print_json({"id": args.id, "promoted_to": str(target)})
+        else:
+            print(f"promoted to {target}; rose no longer applies it itself")
         return 0
     done = {"approve": commands.approve, "reject": commands.reject, "rollback": commands.rollback}[action](
         layers, args.id)
-    print(f"{done.name}: {done.state.value} ({done.reason})")
+    if args.json:
+        _print_json(done.to_dict())
+    else:
+        print(f"{done.name}: {done.state.value} ({done.reason})")
     return 0
 
 

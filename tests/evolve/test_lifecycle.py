@@ -199,7 +199,7 @@ def test_the_commands(layers: Layers, project: Path) -> None:
     commands.approve(layers, aid)
     with pytest.raises(commands.EvolutionError, match="approve moves only a shadow"):
         commands.approve(layers, aid)
-    run_cli("evolution", "reject", aid, cwd=project)
+    assert json.loads(run_cli("evolution", "reject", aid, "--json", cwd=project))["state"] == "rejected"
     a = read(layers.project)[0]
     assert a.state is State.REJECTED and not (project / ".claude" / "skills" / "release-notes").exists()
     with pytest.raises(commands.EvolutionError, match="rejected already"):
