@@ -62,8 +62,8 @@ def status(r: StatusReport) -> str:
     k = r.cost
     if k.prompts or k.learner_calls:
         out.append(f"tokens, last {k.days} days: packs carried {k.pack_tokens:,} over {_n(k.prompts, 'prompt')}, "
-                   f"{k.saved:,} saved ({k.saved_by_compression:,} by compression, {k.saved_by_withholding:,} by "
-                   f"withholding); the learner spent {k.learner_tokens:,} in {_n(k.learner_calls, 'call')}"
+                   f"{k.saved:,} saved by compression ({k.saved_by_withholding:,} more left out by withholding); "
+                   f"the learner spent {k.learner_tokens:,} in {_n(k.learner_calls, 'call')}"
                    + (f" (${k.learner_cost_usd:.4f})" if k.learner_cost_usd else "")
                    + (f": {'saves more than it spends' if k.saved > k.learner_tokens else 'spends more than it saves'}"
                       if k.learner_calls else ""))

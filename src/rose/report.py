@@ -68,7 +68,9 @@ class CostSummary:
 
     @property
     def saved(self) -> int:
-        return self.saved_by_compression + self.saved_by_withholding
+        """What the learner's work saved: compression. Withholding leaves tokens out too, but to measure a lesson,
+        not to save: counting it would let a store that withholds more look as if the learner paid for itself."""
+        return self.saved_by_compression
 
 
 @dataclass
