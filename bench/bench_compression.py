@@ -66,6 +66,7 @@ class ArmResult:
     seconds: float
     calls: dict[str, int]
     fired: dict[str, int]
+    stages: dict[str, tuple[int, int]] = field(default_factory=dict)   # stage -> (learner tokens, calls), whole run
 
 
 def run_arm(arm: str, sessions: int, phases: int, seed: int, clean: bool) -> ArmResult:
@@ -103,8 +104,9 @@ def run_arm(arm: str, sessions: int, phases: int, seed: int, clean: bool) -> Arm
                 learner_tokens=(now[0] - spent[0]) / len(results), calls=(now[1] - spent[1]) / len(results)))
             before, spent = after, now
         final = sim.measure()
+        by_stage = stage_spend(sim)
     return ArmResult(arm, out, final.level_ratio, final.merges, time.monotonic() - started,
-                     dict(sorted(backend.calls.counts.items())), dict(sorted(backend.fired.items())))
+                     dict(sorted(backend.calls.counts.items())), dict(sorted(backend.fired.items())), by_stage)
 
 
 def learner_spend(sim) -> tuple[int, int]:
@@ -118,6 +120,31 @@ def learner_spend(sim) -> tuple[int, int]:
         calls += 1
         tokens += int(ev.get("input_tokens") or 0) + int(ev.get("output_tokens") or 0)
     return tokens, calls
+
+
+def stage_spend(sim) -> dict[str, tuple[int, int]]:
+    """Per learner stage: (tokens, calls), from the same judge events as `learner_spend`."""
+    from rose.store import events
+
+    out: dict[str, tuple[int, int]] = {}
+    for ev in events.read(sim.store.events_path, kind="judge"):
+        if ev.get("cached") or ev.get("stage") == "recall":
+            continue
+        stage = str(ev.get("stage") or "other")
+        tokens, calls = out.get(stage, (0, 0))
+        out[stage] = (tokens + int(ev.get("input_tokens") or 0) + int(ev.get("output_tokens") or 0), calls + 1)
+    return dict(sorted(out.items()))
+
+
+def stage_table(results: list[ArmResult]) -> str:
+    """Learner tokens per task by stage (calls per task in brackets), over the whole run."""
+    stages = sorted({s for r in results for s in r.stages})
+    lines = ["| arm | " + " | ".join(stages) + " |", "|---|" + "---:|" * len(stages)]
+    for r in results:
+        n = sum(ph.sessions for ph in r.phases) or 1
+        cells = [f"{r.stages[s][0] / n:.0f} ({r.stages[s][1] / n:.2f})" if s in r.stages else "-" for s in stages]
+        lines.append(f"| {r.arm} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def cost_table(results: list[ArmResult]) -> str:
@@ -183,6 +210,7 @@ def run(sessions: int, phases: int, seed: int, clean: bool, serial: bool) -> str
             "Tokens per task, what the packs carried plus what the learner's model calls spent (input and output, "
             "as the simulated backend reports them; the same accounting `rose status` reads):", "",
             cost_table(results), "",
+            "Learner tokens per task by stage (calls per task), the whole run:", "", stage_table(results), "",
             "Merges accepted: " + ", ".join(f"{r.arm} {r.merges}" for r in results),
             "Model calls (simulated): " + "; ".join(f"{r.arm}: {sum(r.calls.values())}" for r in results),
             "Faults injected: " + "; ".join(f"{r.arm}: " + (", ".join(f"{k} {v}" for k, v in r.fired.items()) or "none")

@@ -303,3 +303,39 @@ def test_the_hook_is_wired_only_while_a_guardrail_is_live_and_evolution_on(layer
     settings_file.write_text("{broken")
     assert "not a settings file rose can read" in wiring.ensure(project, True)
     assert settings_file.read_text() == "{broken"
+
+
+def test_store_mode_turns_a_rule_restated_in_two_projects_into_one_global_candidate(tmp_path: Path) -> None:
+    from rose.model import Scope
+
+    assert synth.clusters([("a", synth.word_set("never force push to main")),
+                           ("b", synth.word_set("never force push main")), ("c", synth.word_set("cache keys"))]) \
+        == [[0, 1], [2]]
+    made = []
+    for name in ("one", "two"):
+        folder = tmp_path / name
+        folder.mkdir()
+        lay = Layers.discover(folder)
+        lay.init_project()
+        node = Node(id=lay.project.new_id(), family="git", title="No force pushes",
+                    body="Never force-push to main: push a new branch and open a pull request.", origin=Origin.MANUAL,
+                    confidence=0.95)   # a direct correction
+        lay.project.save(node)
+        synth.remember_store(lay.project)
+        made.append((lay, node))
+    lay, _ = made[0]
+    answer = {"kind": "guardrail", "name": "no-force-push", "summary": GUARD.description, "phrases": [],
+              "command": GUARD.command, "action": "warn", "body": GUARD.body,
+              "cases": [{"text": t, "fires": f} for t, f in GUARD.cases], "reason": "restated in two projects"}
+    j, backend = judge(answer, {"supported": True, "reason": "both memories say so"})
+    note = synth.distill(lay, j, settings(), force=False)
+    assert "recorded in shadow" in note
+    request = backend.history[0].payload
+    assert sorted(m.id for m in request.memories) == sorted(n.id for _, n in made)
+    (a,) = read(lay.writable(Scope.GLOBAL))
+    assert a.scope == "global" and a.kind == "guardrail" and read(lay.project) == []
+    # at most once a day, and a cluster that already produced a record is not proposed again
+    assert synth.distill(lay, j, settings()) == ""
+    assert synth.distill(lay, j, settings(), force=True) == "evolution distill: no candidate cluster"
+    for other, _ in made:
+        other.close()
