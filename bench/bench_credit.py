@@ -180,14 +180,14 @@ class WorldRun:
     harmful_credit: str = ""
 
 
-def world_arm(arm: str, harmful: bool, withhold: bool, sessions: int, seed: int) -> WorldRun:
+def world_arm(arm: str, harmful: bool, withhold: bool, sessions: int, seed: int, rate: float) -> WorldRun:
     from rose.model import Node, Origin
     from rose.sim import SimBackend, SimConfig, Simulation
     from rose.sim.world import FAST_TESTS, World
 
     world = World(seed=seed, traps=(FAST_TESTS,) if harmful else ())
     tasks = world.sample_tasks(sessions, seed=seed)
-    config = {"compression": {"enabled": False}, "credit": {"withhold_rate": 0.1 if withhold else 0.0}}
+    config = {"compression": {"enabled": False}, "credit": {"withhold_rate": rate if withhold else 0.0}}
     out = WorldRun(arm, seed, sessions, [], {}, 0)
     with tempfile.TemporaryDirectory(prefix="rose-credit-") as tmp, \
             Simulation(Path(tmp), world=world, backend=SimBackend(world, SimConfig(seed=seed)), config=config,
@@ -220,20 +220,21 @@ def world_arm(arm: str, harmful: bool, withhold: bool, sessions: int, seed: int)
     return out
 
 
-WORLD_ARMS = (("good lessons, withholding off", False, False), ("good lessons, withholding on", False, True),
-              ("harmful planted, withholding off", True, False), ("harmful planted, withholding on", True, True))
+WORLD_ARMS = (("good lessons, withholding on", False, True), ("harmful planted, withholding off", True, False),
+              ("harmful planted, withholding on", True, True))
 
 
-def world_table(sessions: int, seeds: list[int], workers: int) -> str:
+def world_table(sessions: int, seeds: list[int], workers: int, rate: float) -> str:
     from rose.sim.world import FAST_TESTS
 
-    jobs = [(name, harmful, withhold, sessions, seed) for seed in seeds for name, harmful, withhold in WORLD_ARMS]
+    jobs = [(name, harmful, withhold, sessions, seed, rate) for seed in seeds for name, harmful, withhold in WORLD_ARMS]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         runs = list(pool.map(world_arm, *zip(*jobs)))
     by = {(r.arm, r.seed): r for r in runs}
     out = [f"{sessions} sessions per arm, seeds {', '.join(map(str, seeds))}; five good lessons (the simulated "
            f"world's) and, where planted, “{FAST_TESTS.title}”, which makes every task that needs the testing or the "
-           "database lesson's core fact fail while it is served. Compression is off in every arm.", "",
+           f"database lesson's core fact fail while it is served. Withholding, where on: credit.withhold_rate {rate}; "
+           "every other setting is the default. Compression is off in every arm.", "",
            "| seed | arm | success | withdrawn (after session) | withheld notices | harmful lesson's credit |",
            "|---|---|---:|---|---:|---|"]
     for r in runs:
@@ -276,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trials", type=int, default=1000)
     ap.add_argument("--sessions", type=int, default=600)
     ap.add_argument("--seeds", default="7,8,9")
+    ap.add_argument("--rate", type=float, default=0.1, help="credit.withhold_rate in the world's withholding arms")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--write-doc", action="store_true", help=f"rewrite the tables in {DOC.relative_to(ROOT)}")
@@ -288,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         print(text + "\n", flush=True)
         parts.append(("### The decision code under simulation", text))
     if args.world or both:
-        text = world_table(args.sessions, [int(s) for s in args.seeds.split(",")], args.workers)
+        text = world_table(args.sessions, [int(s) for s in args.seeds.split(",")], args.workers, args.rate)
         print(text + "\n", flush=True)
         parts.append(("### A harmful lesson in the simulated world", text))
     print(f"wall time {time.monotonic() - started:.0f}s")
@@ -304,7 +306,8 @@ def write_doc(parts: list[tuple[str, str]], args: argparse.Namespace) -> None:
     command = "python bench/bench_credit.py --write-doc" + \
         ("" if args.trials == 1000 else f" --trials {args.trials}") + \
         ("" if args.sessions == 600 else f" --sessions {args.sessions}") + \
-        ("" if args.seeds == "7,8,9" else f" --seeds {args.seeds}")
+        ("" if args.seeds == "7,8,9" else f" --seeds {args.seeds}") + \
+        ("" if args.rate == 0.1 else f" --rate {args.rate}")
     body = "\n\n".join(f"{title}\n\n{text}" for title, text in parts)
     DOC.write_text(f"{head}{marker}\n\n`{command}`, {time.strftime('%Y-%m-%d')}:\n\n{body}\n", encoding="utf-8")
 

@@ -16,7 +16,7 @@ from tests.judge.samples import samples
 
 
 def test_an_attempt_on_a_rarely_served_lesson_does_not_pay() -> None:
-    often = payback.judge(250, 5, 0.75, serve_rate=0.4)
+    often = payback.judge(250, 5, 0.75, serve_rate=0.8)
     rarely = payback.judge(250, 5, 0.75, serve_rate=0.02)
     assert often.worth and not rarely.worth and often.cost == rarely.cost == 12 * (450 + 250)
     assert "would not pay for itself" in rarely.reason and "2% of recent sessions" in rarely.reason

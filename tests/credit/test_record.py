@@ -71,6 +71,10 @@ def test_a_harmful_lesson_is_found_withdrawn_and_named_once(harmful_world) -> No
     assert f"harmful {harmful.id} {FAST_TESTS.title}: withdrawn" in status and "withholding 50%" in status
     credit = run_cli("credit", cwd=sim.project)
     assert credit.splitlines()[2].startswith("harmful") and harmful.id in credit.splitlines()[2]
+    data = json.loads(run_cli("credit", "--json", cwd=sim.project))
+    first = data["lessons"][0]
+    assert data["withhold_rate"] == 0.5 and first["id"] == harmful.id and first["verdict"] == "harmful"
+    assert first["effect"] < 0 and first["served"]["n"] > 0 and first["withheld"]["n"] > 0
     # the counts live in the usage log, never in the lesson's file
     log = (sim.store.root / "usage.jsonl").read_text(encoding="utf-8")
     assert '"credit:withheld:n"' in log and '"credit:suspect"' in log

@@ -2,8 +2,11 @@
 
 A compression attempt costs model calls now (one `compress`, then a `replay_probe` and a `replay_judge` for each of
 up to `replay_k` validation episodes) and pays back later, on every session that serves the shorter form: its
-tokens are saved in the pack and again in the session's `assess` prompt, which carries every served lesson. A lesson
-that is rarely served never earns the attempt back, so it is not attempted:
+tokens are saved in the pack. (The session's `assess` prompt carries every served lesson too, but it also carries
+the detail descent attaches to a short form, and in bench/bench_compression.py it came out no smaller with
+compression than without: so the saving is counted once, READS_PER_SERVE = 1. Counted twice, the rule let through
+attempts that cost the run about 240 learner tokens a task more than they saved.) A lesson that is rarely served
+never earns the attempt back, so it is not attempted:
 
     cost    = (2 + 2 * replay_k) * (CALL_OVERHEAD_TOKENS + lesson tokens)     (+1: the span observation)
     saving  = lesson tokens * (1 - max_token_ratio) * READS_PER_SERVE * serve rate * HORIZON_SESSIONS
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CALL_OVERHEAD_TOKENS = 450    # a compression or replay prompt's instructions and framing, beyond the lesson itself
-READS_PER_SERVE = 2           # a served lesson is read twice: in the pack, and in the session's assess prompt
+READS_PER_SERVE = 1           # the pack only: the assess prompt did not shrink (see above)
 HORIZON_SESSIONS = 200        # sessions an accepted compression is counted on to keep serving
 RECENT_EPISODES = 100         # the window the serve rate is measured over
 MIN_EPISODES = 10             # below this the store is too young to say: the attempt is allowed
