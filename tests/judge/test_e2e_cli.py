@@ -274,7 +274,7 @@ def test_a_real_cli_past_its_deadline_is_killed_with_everything_it_started(mock,
     """The mock holds every model request open (it never answers), so the CLI cannot finish: it can only be killed.
     The judge's deadline (4 s) starts once the CLI has reached the mock, i.e. once it is fully up with every process it
     starts; before that there is no race to lose, however slow the machine. Past the deadline, the CLI and all it
-    started must be gone, and all of it was in the one process group the judge kills."""
+    started must be gone; the CLI leads the process group the judge kills."""
     mock.handler = lambda req: Delay(HELD)
     if flavour == "claude":
         backend = ClaudeCli(str(claude_bin()), env=claude_env(home, mock.url))
@@ -300,6 +300,9 @@ def test_a_real_cli_past_its_deadline_is_killed_with_everything_it_started(mock,
     [cli] = gate.children
     assert gate.deadlines == [4]                      # the judge's own deadline is the one that expired
     assert mock.model_requests(), "the CLI never reached the model"
-    assert cli.pid in started and set(started.values()) == {cli.pid}, started  # all of it in the CLI's group
+    # The CLI leads its own group, the one the judge killed. A CLI may also run a short-lived helper of its own in
+    # another session (codex snapshots the user's shell at start-up, which may still be running under load): that is
+    # not the judge's to kill, but it must be gone by the end like everything else, which the wait below checks.
+    assert started.get(cli.pid) == cli.pid, started
     wait_until(lambda: not processes_with_home(home), lambda: f"the {flavour} processes to be gone: still "
                f"{processes_with_home(home)}")
