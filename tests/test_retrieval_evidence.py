@@ -157,3 +157,15 @@ def test_a_long_lesson_scores_as_its_best_chunk(layers: Layers) -> None:
         assert table.matrix.shape[0] > 2                                          # one row per chunk
     finally:
         table.close()
+
+
+def test_a_lone_digit_is_a_word_a_prompt_can_name(layers: Layers) -> None:
+    """Lessons told apart only by a number ("step 3", "port 8"): the digit selects, the shared words do not."""
+    for i in range(12):
+        layers.project.save(Node(id=f"n_st{i:04d}", family="deploy", title=f"Deploy step {i}",
+                                 body=f"Deploy step {i}: run check {i} before shipping."))
+    hits = {h.id: h for h in layers.project.index.search_evidence("how do I deploy step 3?")}
+    assert hits["n_st0003"].admitted and hits["n_st0003"].selective == 1
+    assert [h.id for h in hits.values() if h.admitted] == ["n_st0003"]
+    result = recall(layers, "how do I deploy step 3?", settings=_settings(), record_session=False)
+    assert [i.id for i in result.injected] == ["n_st0003"]

@@ -189,11 +189,16 @@ def text_hash(title: str, tags: str, gist: str, body: str) -> str:
         + format(len(body), "x")
 
 
+def _content(word: str) -> bool:
+    """A word a query searches for: not a stop word, and not a lone letter (a lone digit counts: "step 3", "v 2")."""
+    return (len(word) > 1 or word.isdigit()) and word not in STOPWORDS
+
+
 def query_words(text: str, limit: int = 64) -> list[str]:
     """The content words of any text, lower-cased, each once, in order: what a query searches for."""
     seen: list[str] = []
     for w in _WORD.findall(text.lower()):
-        if len(w) > 1 and w not in STOPWORDS and w not in seen:
+        if _content(w) and w not in seen:
             seen.append(w)
             if len(seen) >= limit:
                 break
@@ -205,7 +210,7 @@ def query_phrases(text: str, limit: int = PHRASES_CHECKED) -> list[str]:
     tokens = [w for w in _WORD.findall(text.lower()[:4000])]
     out: list[str] = []
     for a, b in zip(tokens, tokens[1:]):
-        if len(a) > 1 and len(b) > 1 and a not in STOPWORDS and b not in STOPWORDS and a != b:
+        if _content(a) and _content(b) and a != b:
             phrase = f"{a} {b}"
             if phrase not in out:
                 out.append(phrase)
