@@ -49,6 +49,12 @@ class Phase:
     heldout: str = "-"
     demoted: int = 0
     gaps: int = 0
+    learner_tokens: float = 0.0   # per task: input + output tokens of the learner's model calls in the phase
+    calls: float = 0.0            # per task: the learner's model calls
+
+    @property
+    def total_tokens(self) -> float:
+        return self.tokens + self.learner_tokens
 
 
 @dataclass
@@ -60,6 +66,7 @@ class ArmResult:
     seconds: float
     calls: dict[str, int]
     fired: dict[str, int]
+    stages: dict[str, tuple[int, int]] = field(default_factory=dict)   # stage -> (learner tokens, calls), whole run
 
 
 def run_arm(arm: str, sessions: int, phases: int, seed: int, clean: bool) -> ArmResult:
@@ -70,7 +77,8 @@ def run_arm(arm: str, sessions: int, phases: int, seed: int, clean: bool) -> Arm
     tasks = world.sample_tasks(sessions, seed=seed)
     faults = {} if clean else FAULTS
     backend = SimBackend(world, SimConfig(seed=seed, **faults))
-    config = {"compression": {"enabled": arm not in ("verbatim", "no memory")}}
+    # withholding is off here: it measures lessons, not compression (bench/bench_credit.py measures it)
+    config = {"compression": {"enabled": arm not in ("verbatim", "no memory")}, "credit": {"withhold_rate": 0}}
     stages = {"no memory": Stages(False, False, False), "verbatim": Stages(False, False, False),
               "no descent": Stages(True, False, True), "rose": Stages()}[arm]
     started = time.monotonic()
@@ -80,21 +88,83 @@ def run_arm(arm: str, sessions: int, phases: int, seed: int, clean: bool) -> Arm
                        tag=f"b{seed}") as sim:
         size = max(1, sessions // phases)
         before = sim.measure()
+        spent = learner_spend(sim)
         for p in range(phases):
             chunk = tasks[p * size: (p + 1) * size if p < phases - 1 else sessions]
             results = [sim.run(t) for t in chunk]
             after = sim.measure()
+            now = learner_spend(sim)
             out.append(Phase(
                 sessions=len(results), tokens=statistics.mean(r.tokens for r in results),
                 success=sum(r.success for r in results) / len(results), levels=after.levels,
                 descents=after.descents - before.descents, rescues=after.rescues - before.rescues,
                 heldout=(f"{after.heldout_rate:.0%} ({after.heldout_passed}/{after.heldout_total})"
                          if after.heldout_total else "-"),
-                demoted=after.demoted, gaps=after.gaps))
-            before = after
+                demoted=after.demoted, gaps=after.gaps,
+                learner_tokens=(now[0] - spent[0]) / len(results), calls=(now[1] - spent[1]) / len(results)))
+            before, spent = after, now
         final = sim.measure()
+        by_stage = stage_spend(sim)
     return ArmResult(arm, out, final.level_ratio, final.merges, time.monotonic() - started,
-                     dict(sorted(backend.calls.counts.items())), dict(sorted(backend.fired.items())))
+                     dict(sorted(backend.calls.counts.items())), dict(sorted(backend.fired.items())), by_stage)
+
+
+def learner_spend(sim) -> tuple[int, int]:
+    """(tokens, calls) of every model call the learner made so far, from the judge's own accounting events."""
+    from rose.store import events
+
+    tokens = calls = 0
+    for ev in events.read(sim.store.events_path, kind="judge"):
+        if ev.get("cached") or ev.get("stage") == "recall":
+            continue
+        calls += 1
+        tokens += int(ev.get("input_tokens") or 0) + int(ev.get("output_tokens") or 0)
+    return tokens, calls
+
+
+def stage_spend(sim) -> dict[str, tuple[int, int]]:
+    """Per learner stage: (tokens, calls), from the same judge events as `learner_spend`."""
+    from rose.store import events
+
+    out: dict[str, tuple[int, int]] = {}
+    for ev in events.read(sim.store.events_path, kind="judge"):
+        if ev.get("cached") or ev.get("stage") == "recall":
+            continue
+        stage = str(ev.get("stage") or "other")
+        tokens, calls = out.get(stage, (0, 0))
+        out[stage] = (tokens + int(ev.get("input_tokens") or 0) + int(ev.get("output_tokens") or 0), calls + 1)
+    return dict(sorted(out.items()))
+
+
+def stage_table(results: list[ArmResult]) -> str:
+    """Learner tokens per task by stage (calls per task in brackets), over the whole run."""
+    stages = sorted({s for r in results for s in r.stages})
+    lines = ["| arm | " + " | ".join(stages) + " |", "|---|" + "---:|" * len(stages)]
+    for r in results:
+        n = sum(ph.sessions for ph in r.phases) or 1
+        cells = [f"{r.stages[s][0] / n:.0f} ({r.stages[s][1] / n:.2f})" if s in r.stages else "-" for s in stages]
+        lines.append(f"| {r.arm} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def cost_table(results: list[ArmResult]) -> str:
+    """Tokens per task, pack plus learner, per phase and over the whole run."""
+    lines = ["| phase | arm | pack tokens / task | learner tokens / task | learner calls / task | total tokens / task |"
+             " success |", "|---|---|---:|---:|---:|---:|---:|"]
+    for p in range(len(results[0].phases)):
+        for r in results:
+            ph = r.phases[p]
+            lines.append(f"| {p + 1} | {r.arm} | {ph.tokens:.0f} | {ph.learner_tokens:.0f} | {ph.calls:.1f} | "
+                         f"{ph.total_tokens:.0f} | {ph.success:.0%} |")
+    for r in results:
+        n = sum(ph.sessions for ph in r.phases)
+        total = sum(ph.total_tokens * ph.sessions for ph in r.phases) / n
+        pack = sum(ph.tokens * ph.sessions for ph in r.phases) / n
+        learner = sum(ph.learner_tokens * ph.sessions for ph in r.phases) / n
+        calls = sum(ph.calls * ph.sessions for ph in r.phases) / n
+        success = sum(ph.success * ph.sessions for ph in r.phases) / n
+        lines.append(f"| all | {r.arm} | {pack:.0f} | {learner:.0f} | {calls:.1f} | {total:.0f} | {success:.0%} |")
+    return "\n".join(lines)
 
 
 def table(results: list[ArmResult]) -> str:
@@ -137,6 +207,10 @@ def run(sessions: int, phases: int, seed: int, clean: bool, serial: bool) -> str
     head = f"{sessions} sessions, {phases} phases, seed {seed}, 5 families of facts; simulated faults: {faults}"
     body = [head, "", table(results), "", "Tokens of a compressed lesson as a share of its level-0 original "
             "(mean over every compression accepted, all statuses):", "", ratio_table(results), "",
+            "Tokens per task, what the packs carried plus what the learner's model calls spent (input and output, "
+            "as the simulated backend reports them; the same accounting `rose status` reads):", "",
+            cost_table(results), "",
+            "Learner tokens per task by stage (calls per task), the whole run:", "", stage_table(results), "",
             "Merges accepted: " + ", ".join(f"{r.arm} {r.merges}" for r in results),
             "Model calls (simulated): " + "; ".join(f"{r.arm}: {sum(r.calls.values())}" for r in results),
             "Faults injected: " + "; ".join(f"{r.arm}: " + (", ".join(f"{k} {v}" for k, v in r.fired.items()) or "none")

@@ -139,6 +139,70 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_credit(args: argparse.Namespace) -> int:
+    from rose import render
+    from rose.credit.report import lessons
+
+    layers = _layers(args)
+    settings = layers.settings()
+    items = lessons(layers, settings)
+    if args.json:
+        _print_json({"withhold_rate": settings.credit.withhold_rate, "lessons": [i.to_dict() for i in items]})
+    else:
+        print(render.credit(items, settings.credit.withhold_rate))
+    return 0
+
+
+def cmd_evolution(args: argparse.Namespace) -> int:
+    from rose import render
+    from rose.evolve import commands
+
+    layers = _layers(args)
+    action = args.action or "list"
+    if action == "list":
+        items = commands.listing(layers)
+        if args.json:
+            _print_json([{**i.artifact.to_dict(), "store": str(i.store.root)} for i in items])
+        else:
+            print(render.evolution_list(items, layers.settings().evolution.enabled))
+        return 0
+    if action == "distill":
+        from rose.evolve.synth import distill
+        from rose.judge import Judge
+
+        settings = layers.settings()
+        note = distill(layers, Judge.for_store(layers.require_any()[0], settings), settings, force=True)
+        if args.json:
+            _print_json({"distill": note})
+        else:
+            print(note or "nothing to distill")
+        return 0
+    if not args.id:
+        raise commands.EvolutionError(f"rose evolution {action} needs an ID (rose evolution list shows them)")
+    if action == "show":
+        item = commands.find(layers, args.id)
+        if args.json:
+            _print_json({**item.artifact.to_dict(), "store": str(item.store.root),
+                         "skill_md": str(item.path) if item.path else None})
+        else:
+            print(render.evolution_show(item))
+        return 0
+    if action == "promote":
+        target = commands.promote(layers, args.id)
+        if args.json:
+            _print_json({"id": args.id, "promoted_to": str(target)})
+        else:
+            print(f"promoted to {target}; rose no longer applies it itself")
+        return 0
+    done = {"approve": commands.approve, "reject": commands.reject, "rollback": commands.rollback}[action](
+        layers, args.id)
+    if args.json:
+        _print_json(done.to_dict())
+    else:
+        print(f"{done.name}: {done.state.value} ({done.reason})")
+    return 0
+
+
 def cmd_tree(args: argparse.Namespace) -> int:
     from rose import render, report
 
@@ -590,6 +654,14 @@ def build_parser() -> argparse.ArgumentParser:
     command("learn", cmd_learn, "run queued learning work now (normally done detached after each session)")
 
     command("status", cmd_status, "families, counts per level and status, tokens stored, precision")
+
+    command("credit", cmd_credit, "each measured lesson: its effect (served vs withheld sessions), samples, verdict")
+
+    p = command("evolution", cmd_evolution, "generated skills and guardrails: list, show, approve, reject, rollback, "
+                "promote ID; distill")
+    p.add_argument("action", nargs="?", choices=["list", "show", "approve", "reject", "rollback", "promote",
+                                                  "distill"], default="list")
+    p.add_argument("id", nargs="?", help="a record's id or name")
 
     p = command("tree", cmd_tree, "the lesson DAG with levels and delta manifests")
     p.add_argument("--family")

@@ -122,6 +122,39 @@ class DescentSettings:
 
 
 @dataclass
+class CreditSettings:
+    withhold_rate: float = knob(0.1, "Chance per session that a lesson which would be served is withheld, to measure "
+                                "whether it helps (never twice in a row, at most 0.5; 0 switches withholding off).")
+    withhold_user_rules: bool = knob(False, "Also withhold rules you stated yourself (quoted from your words, or "
+                                     "taught with rose add); off, they are always served.")
+    min_samples: int = knob(20, "Sessions each arm (served, withheld) needs before a lesson can be found harmful (bench/bench_credit.py).")
+    max_withheld: int = knob(150, "Withheld sessions after which a lesson with no verdict counts as having no "
+                             "detectable effect and is no longer withheld.")
+    withdraw_harmful: bool = knob(True, "Stop serving a lesson whose served sessions do worse than its withheld ones "
+                                  "by more than 2.5 posterior sd (else it is only reported).")
+
+
+@dataclass
+class EvolutionSettings:
+    enabled: bool = knob(False, "Let the learner turn grounded memories into candidate skills and guardrails, tried "
+                         "against a randomized control before they count (machine-local; writes the agent's local "
+                         "hook settings for guardrails).", privileged=True)
+    guardrail_block: bool = knob(False, "Let a generated guardrail block a command; off, it only warns.",
+                                 privileged=True)
+    min_samples: int = knob(30, "Matched sessions in shadow before a trial opens, and samples per arm before a trial "
+                            "is judged (bench/bench_credit.py).")
+    max_trial_uses: int = knob(250, "Treatment sessions after which a trial with no decision retires as inconclusive.")
+    noise_margin: float = knob(0.05, "Pass-rate gain a candidate must exceed to be promoted.")
+    cost_allowance: float = knob(0.10, "Relative extra API calls per session a candidate may add at no gain (and the "
+                                 "saving an equal-pass-rate candidate must show).")
+    cost_per_gain: float = knob(1.0, "Relative extra API calls each unit of pass-rate gain buys.")
+    active_control_rate: float = knob(0.1, "Share of an active artifact's matched sessions kept as its control, so it "
+                                      "must keep beating it.")
+    stale_days: float = knob(90.0, "An artifact with no trigger match for this many days retires as stale.")
+    distill_interval_h: float = knob(24.0, "Least time between two store-mode distills over the whole hot store.")
+
+
+@dataclass
 class RoutingSettings:
     max_tokens: int = knob(300, "Cap on the selection rules sent with every selector call.")
 
@@ -162,6 +195,8 @@ class Settings:
     compression: CompressionSettings = field(default_factory=CompressionSettings)
     descent: DescentSettings = field(default_factory=DescentSettings)
     routing: RoutingSettings = field(default_factory=RoutingSettings)
+    credit: CreditSettings = field(default_factory=CreditSettings)
+    evolution: EvolutionSettings = field(default_factory=EvolutionSettings)
     agent: AgentSettings = field(default_factory=AgentSettings)
     embed: EmbedSettings = field(default_factory=EmbedSettings)
     # what the loaded files held that was not applied (not a section: filled by `load`)

@@ -50,13 +50,98 @@ def status(r: StatusReport) -> str:
         out.append(f"descent  {_n(c.rescues, 'rescue')}, {_n(c.repaired, 'claim')} folded back by repair, "
                    f"{_n(c.sticky, 'sticky patch', 'sticky patches')} served, {c.open_trials} in progress, "
                    f"{_n(c.gaps, 'knowledge gap')}")
+    out += _credit_lines(r.credit)
     if r.routing:
         out.append(f"routing  {r.routing['line']}")
     if r.stages:
         out.append("model calls, last 7 days:")
         for stage, c in r.stages.items():
+            tokens = f"  {c.tokens:,} tok" + (f" ({c.unreported} unreported)" if c.unreported else "")
             out.append(f"  {stage:<14} {c.calls} calls ({c.cached} cached, {c.failures} failed)"
-                       f"  ${c.cost_usd:.4f}  {c.ms / 1000:.1f}s")
+                       f"{tokens}  ${c.cost_usd:.4f}  {c.ms / 1000:.1f}s")
+    k = r.cost
+    if k.prompts or k.learner_calls:
+        out.append(f"tokens, last {k.days} days: packs carried {k.pack_tokens:,} over {_n(k.prompts, 'prompt')}, "
+                   f"{k.saved:,} saved by compression ({k.saved_by_withholding:,} more left out by withholding); "
+                   f"the learner spent {k.learner_tokens:,} in {_n(k.learner_calls, 'call')}"
+                   + (f" (${k.learner_cost_usd:.4f})" if k.learner_cost_usd else "")
+                   + (f": {'saves more than it spends' if k.saved > k.learner_tokens else 'spends more than it saves'}"
+                      if k.learner_calls else ""))
+    return "\n".join(out)
+
+
+def _credit_lines(c) -> list[str]:  # rose.credit.report.CreditSummary
+    if c is None:
+        return []
+    out = []
+    if c.measured or c.withhold_rate > 0:
+        rate = f"withholding {c.withhold_rate:.0%} of sessions per lesson" if c.withhold_rate > 0 else \
+            "withholding off (credit.withhold_rate 0)"
+        out.append(f"credit   {rate}: {_n(c.measured, 'lesson')} measured ({c.measuring} measuring, {c.suspect} suspect, {c.helps} help, "
+                   f"{c.no_effect} no effect, {len(c.harmful)} harmful); {c.served_samples} served / "
+                   f"{c.withheld_samples} withheld sessions — rose credit")
+    for h in c.harmful:
+        where = "withdrawn" if h["status"] not in ("active", "disputed") else "still served (credit.withdraw_harmful is off)"
+        out.append(f"  harmful {h['id']} {h['title']}: {where}")
+    return out
+
+
+def credit(items, withhold_rate: float) -> str:  # list[rose.credit.report.LessonCredit]
+    head = (f"withholding {withhold_rate:.0%} of sessions per lesson to measure it (credit.withhold_rate)"
+            if withhold_rate > 0 else "withholding is off (credit.withhold_rate 0): nothing new is measured")
+    if not items:
+        return head + "\n(no lesson measured yet: a sample is a session that served or withheld it and ended in a " \
+                      "success or a failure)"
+    out = [head, f"{'verdict':<10} {'effect':>13}  {'served':>9}  {'withheld':>9}  lesson"]
+    for i in items:
+        c = i.credit
+        status = "" if i.status in ("active", "disputed") else f" [{i.status}]"
+        out.append(f"{i.verdict.value:<10} {c.effect:+6.2f} ± {c.sd:4.2f}  {c.served.passes:>4}/{c.served.n:<4}  "
+                   f"{c.withheld.passes:>4}/{c.withheld.n:<4}  {i.id} {i.title}{status}")
+    out.append("effect: posterior mean success rate served minus withheld, ± its posterior sd; served and withheld: "
+               "successful / all sessions of that arm")
+    return "\n".join(out)
+
+
+def _arms(a) -> str:  # rose.evolve.registry.Artifact
+    t, c = a.treatment, a.control
+    if not (t.n or c.n):
+        return ""
+    return (f"treatment {t.passes}/{t.n} ({t.mean_calls:.1f} calls), control {c.passes}/{c.n} "
+            f"({c.mean_calls:.1f} calls)")
+
+
+def evolution_list(items, enabled: bool) -> str:  # list[rose.evolve.commands.Listed]
+    head = "evolution is on" if enabled else "evolution is off (evolution.enabled, your own config)"
+    if not items:
+        return head + "\n(no generated skills or guardrails yet)"
+    out = [head]
+    for i in items:
+        a = i.artifact
+        arms = _arms(a)
+        extra = f"; {arms}" if arms else (f"; {a.shadow_matches} shadow matches" if a.state.value == "shadow" else "")
+        out.append(f"{a.state.value:<9} {a.kind:<9} {a.id} {a.name} ({a.scope}) on {a.trigger}{extra}")
+        if a.reason and not a.state.live:
+            out.append(f"          {a.reason}")
+    return "\n".join(out)
+
+
+def evolution_show(item) -> str:  # rose.evolve.commands.Listed
+    a = item.artifact
+    out = [f"{a.id} {a.name}: a {a.state.value} {a.kind} ({a.scope}), from {', '.join(a.sources)}",
+           f"  {a.description}", f"  trigger: {a.trigger}" + (f" ({a.action})" if a.kind == "guardrail" else ""),
+           "  replay cases: " + "; ".join(f"{'fires' if f else 'quiet'}: {t}" for t, f in a.cases)]
+    arms = _arms(a)
+    if arms:
+        out.append(f"  arms since the trial opened: {arms}; {a.trial_uses} trial uses")
+    if a.state.value == "shadow":
+        out.append(f"  shadow matches: {a.shadow_matches}")
+    if item.path:
+        out.append(f"  SKILL.md: {item.path}")
+    out.append("  history:")
+    out += [f"    {h.get('at', '')} {h.get('from', '') or '-'} -> {h.get('to', '')}: {h.get('reason', '')}"
+            for h in a.history]
+    out += ["", a.body]
     return "\n".join(out)
 
 

@@ -39,6 +39,38 @@ class StageCost:
     failures: int = 0
     cost_usd: float = 0.0
     ms: int = 0
+    input_tokens: int = 0       # as the backend reported them (a cached answer costs none)
+    output_tokens: int = 0
+    unreported: int = 0         # calls whose backend reported no token counts
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass
+class CostSummary:
+    """What memory cost and saved over the window: tokens the packs carried, what compression and withholding
+    kept out of them, and what the learner's model calls spent (every stage but recall, which runs on the prompt).
+
+    Saved by compression: for each lesson served in full that was made by compressing exactly one lesson below it,
+    the tokens of its level-0 original minus its own. Saved by withholding: the tokens of the lessons withheld."""
+
+    days: int = STAGE_WINDOW_DAYS
+    prompts: int = 0
+    pack_tokens: int = 0
+    saved_by_compression: int = 0
+    saved_by_withholding: int = 0
+    learner_tokens: int = 0
+    learner_calls: int = 0
+    learner_cost_usd: float = 0.0
+    recall_tokens: int = 0
+
+    @property
+    def saved(self) -> int:
+        """What the learner's work saved: compression. Withholding leaves tokens out too, but to measure a lesson,
+        not to save: counting it would let a store that withholds more look as if the learner paid for itself."""
+        return self.saved_by_compression
 
 
 @dataclass
@@ -75,11 +107,16 @@ class StatusReport:
     precision_by_family: dict[str, Precision]
     stages: dict[str, StageCost] = field(default_factory=dict)
     compression: CompressionSummary = field(default_factory=CompressionSummary)
+    credit: Any = None                      # rose.credit.report.CreditSummary
+    cost: CostSummary = field(default_factory=CostSummary)
     routing: dict[str, Any] = field(default_factory=dict)   # selection rules over lessons (rose.routing.growth)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["compression"]["heldout_rate"] = self.compression.heldout_rate
+        data["cost"]["saved"] = self.cost.saved
+        for name, stage in self.stages.items():
+            data["stages"][name]["tokens"] = stage.tokens
         data["precision"] = {**data["precision"], "value": self.precision.value}
         data["precision_by_family"] = {k: {**asdict(v), "value": v.value}
                                        for k, v in self.precision_by_family.items()}
@@ -103,6 +140,9 @@ def status(layers: Layers) -> StatusReport:
         lessons, tokens = conn.execute("SELECT count(*), coalesce(sum(tokens), 0) FROM nodes").fetchone()
         summaries.append(StoreSummary(store.scope.value, str(store.root), lessons, tokens, report.problems))
     precision, by_family, n_episodes = _precision(stores, family_of)
+    from rose.credit.report import summary as credit_summary
+
+    stages = _stage_costs(stores)
     return StatusReport(
         stores=summaries,
         families=dict(sorted(counts["family"].items())),
@@ -113,10 +153,52 @@ def status(layers: Layers) -> StatusReport:
         episodes=n_episodes,
         precision=precision,
         precision_by_family=by_family,
-        stages=_stage_costs(stores),
+        stages=stages,
         compression=_compression(stores),
+        credit=credit_summary(layers, layers.settings()),
+        cost=_cost(stores, stages),
         routing=_routing(stores),
     )
+
+
+def _cost(stores: list[Store], stages: dict[str, StageCost]) -> CostSummary:
+    """Pack tokens served and saved (inject events) against the learner's tokens (judge events), last 7 days."""
+    out = CostSummary()
+    since = datetime.now(timezone.utc) - timedelta(days=STAGE_WINDOW_DAYS)
+    rows = {r.id: r for s in stores for r in s.rows()}
+
+    def original(node_id: str) -> IndexRow | None:
+        row, hops = rows.get(node_id), 0
+        while row is not None and row.level > 0 and len(row.derived_from) == 1 and hops < 16:
+            row, hops = rows.get(row.derived_from[0]), hops + 1
+        return row if row is not None and row.level == 0 else None
+
+    for store in stores:
+        for ev in event_log.read(store.events_path, kind="inject"):
+            if not _within(ev, since):
+                continue
+            out.prompts += 1
+            out.pack_tokens += int(ev.get("tokens") or 0)
+            for node_id in ev.get("served") or []:
+                row, base = rows.get(node_id), original(node_id)
+                if row is not None and base is not None and row.level > 0:
+                    out.saved_by_compression += max(0, base.tokens - row.tokens)
+            out.saved_by_withholding += sum(rows[i].tokens for i in ev.get("withheld") or [] if i in rows)
+    for stage, cost in stages.items():
+        if stage == "recall":
+            out.recall_tokens += cost.tokens
+            continue
+        out.learner_tokens += cost.tokens
+        out.learner_calls += cost.calls - cost.cached
+        out.learner_cost_usd += cost.cost_usd
+    return out
+
+
+def _within(ev: dict[str, Any], since: datetime) -> bool:
+    try:
+        return datetime.fromisoformat(str(ev.get("ts", "")).replace("Z", "+00:00")) >= since
+    except ValueError:
+        return False
 
 
 def _routing(stores: list[Store]) -> dict[str, Any]:
@@ -177,6 +259,10 @@ def _stage_costs(stores: list[Store]) -> dict[str, StageCost]:
             cost.failures += ev.get("ok") is False
             cost.cost_usd += float(ev.get("cost_usd") or 0.0)
             cost.ms += int(ev.get("ms") or 0)
+            if ev.get("input_tokens") is None and ev.get("output_tokens") is None:
+                cost.unreported += bool(ev.get("ok")) and not ev.get("cached")
+            cost.input_tokens += int(ev.get("input_tokens") or 0)
+            cost.output_tokens += int(ev.get("output_tokens") or 0)
     return dict(sorted(out.items()))
 
 

@@ -211,6 +211,24 @@ def samples() -> list[Sample]:
         calls.VERIFY, calls.VerifyRequest("Tests never use time.sleep.", MESSAGES[:1]), good,
         bad={"not bool": {"supported": "true", "reason": "x"}, "missing": {"reason": "x"}}))
 
+    good = {"kind": "guardrail", "name": "no-force-push", "summary": "Warn before force-pushing a branch.",
+            "phrases": [], "command": "git push --force", "action": "warn",
+            "body": "Force-pushing rewrites shared history here: push a new branch instead.",
+            "cases": [{"text": "git push --force origin main", "fires": True},
+                      {"text": "git push origin main", "fires": False}], "reason": "the user said so twice"}
+    request = calls.EvolveRequest([Lesson("n_aa01", "No force pushes", "Never force-push: push a new branch.")])
+    out.append(Sample(
+        calls.EVOLVE, request, good,
+        bad={"unknown kind": edit(good, lambda a: a.update(kind="hook")),
+             "extra property": edit(good, lambda a: a.update(trigger="x")),
+             "case without fires": edit(good, lambda a: a["cases"][0].pop("fires")),
+             "phrases not a list": edit(good, lambda a: a.update(phrases="git push"))},
+        bad_checks={"block not allowed": edit(good, lambda a: a.update(action="block")),
+                    "guardrail without a pattern": edit(good, lambda a: a.update(command="")),
+                    "skill without phrases": edit(good, lambda a: a.update(kind="skill", phrases=[]))},
+        more_good=[{"kind": "none", "name": "", "summary": "", "phrases": [], "command": "", "action": "none",
+                    "body": "", "cases": [], "reason": "advice that needs judgement"}]))
+
     out.append(Sample(calls.PROBE, calls.ProbeRequest("rose-1234"), {"echo": "rose-1234"},
                       bad={"number": {"echo": 1234}}, bad_checks={"wrong token": {"echo": "rose-9999"}}))
     return out

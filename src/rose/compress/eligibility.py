@@ -82,4 +82,12 @@ def check(graph: Graph, node: Node, cs: CompressionSettings, now: datetime | Non
         why = "no recorded episodes to validate against" if not heldout else \
             "only held-out episodes so far (they never accept a compression)"
         return Eligibility(False, why, [], heldout)
+    from rose.credit import payback   # the attempt's calls against what the shorter form would save
+    from rose.tokens import estimate
+
+    pays = payback.judge(estimate(node.body), cs.replay_k, cs.max_token_ratio,
+                         payback.serve_rate([s.episodes_dir for s in graph.layers.stores()], node.id),
+                         node.rejections)
+    if not pays.worth:
+        return Eligibility(False, pays.reason, [], heldout)
     return Eligibility(True, "eligible", validation, heldout)

@@ -61,10 +61,13 @@ def only(stages: Stages) -> Iterator[None]:
 
 
 def after_episode(layers: Layers, owner: Store, episode: Episode, judge: Judge, settings: Settings,
-                  digest: str | None = None) -> str:
+                  digest: str | None = None, seen: dict[str, bool] | None = None) -> str:
+    """`seen`: the attached detail already judged with the session's own `assess` call (rose.learn.attribute), so
+    step 1 asks again only about pieces that call did not cover."""
     stages = _override or Stages()
     run = _Run(Graph(layers), episode, judge, settings, digest,
                replace(stages, compress=stages.compress and settings.compression.enabled))
+    run.judged = dict(seen or {})
     steps = [("descent", run.observe_and_settle, stages.descent), ("descent", run.descend, stages.descent),
              ("repair", run.repair, stages.descent), ("merge", run.merge, stages.merge),
              ("compression", run.compress, run.stages.compress)]
@@ -89,6 +92,7 @@ class _Run:
         self.used = [f for f in (graph.find(i) for i in episode.used) if f is not None]
         self.pieces: list[observe.Piece] = []
         self.seen: dict[str, bool] | None = None
+        self.judged: dict[str, bool] = {}     # pieces the session's assess call already answered
 
     def current(self) -> list[Located]:
         return [f for f in (self.graph.find(u.node.id) for u in self.used) if f is not None]
@@ -101,7 +105,9 @@ class _Run:
             self.pieces += observe.pieces(f.node, spans=False, attached=attached)
         if not self.pieces:
             return
-        if self.digest is not None:
+        if all(p.id in self.judged for p in self.pieces):
+            self.seen = {p.id: self.judged[p.id] for p in self.pieces}   # answered with the session's assess call
+        elif self.digest is not None:
             self.seen = observe.observe(self.judge, self.episode, self.digest, self.pieces)
         if self.seen is None:
             self.notes.append("descent: attached detail not judged (no digest or the judge did not answer)")

@@ -20,4 +20,5 @@ BUDGET_S = {                  # the in-process watchdog ends a hook that overrun
     "PreCompact": 5.0,
     "Stop": 6.0,
     "SessionEnd": 1.2,        # under Claude Code's ~1.5 s kill
+    "PreToolUse": 2.0,        # generated guardrails (rose.evolve.wiring installs a 5 s timeout): every tool call waits
 }

@@ -20,6 +20,7 @@ SYNTHETIC_PREFIXES = ("<task-notification>",)  # background-agent notifications 
 class HookName(str, Enum):
     SESSION_START = "SessionStart"
     USER_PROMPT_SUBMIT = "UserPromptSubmit"
+    PRE_TOOL_USE = "PreToolUse"        # wired only while a generated guardrail is on trial or active (rose.evolve)
     PRE_COMPACT = "PreCompact"
     POST_COMPACT = "PostCompact"
     STOP = "Stop"

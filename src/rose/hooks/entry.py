@@ -128,7 +128,7 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, cwd: Path | None = Non
 
 def _what(event_name: str) -> str:
     return {"UserPromptSubmit": "recall", "PreCompact": "compaction reset", "Stop": "reflection",
-            "SessionEnd": "learning"}.get(event_name, "hook")
+            "SessionEnd": "learning", "PreToolUse": "guardrail check"}.get(event_name, "hook")
 
 
 def dispatch(event: HookEvent) -> dict[str, Any]:
@@ -148,6 +148,10 @@ def dispatch(event: HookEvent) -> dict[str, Any]:
         return on_stop(event)
     if event.name is HookName.SESSION_END:
         return on_session_end(event)
+    if event.name is HookName.PRE_TOOL_USE:
+        from rose.evolve.guard import on_pre_tool_use   # generated guardrails: their own handler, fail open
+
+        return on_pre_tool_use(event)
     return {}
 
 

@@ -51,6 +51,7 @@ class Stage(str, Enum):
     DESCENT = "descent"
     ROUTING = "routing"
     EXTRACTION = "extraction"
+    EVOLUTION = "evolution"   # candidate skills and guardrails (rose.evolve)
     PROBE = "probe"      # replay probes (and the judge's own health probe, via rose.judge.probe)
 
 

@@ -28,6 +28,8 @@ class Attribution:
     used: list[str]
     unused: list[str]
     source: str   # "reported" (rose used), "self-report" (the agent's rose-used: line) or "assess"
+    pieces: dict[str, bool] | None = None   # the detail attached under served lessons (rose.compress.observe ids):
+                                            # used or not, judged in the same call; None when none was asked
 
 
 def served_in_session(owner: Store, session_id: str) -> list[str]:
@@ -79,28 +81,53 @@ def attribute(layers: Layers, owner: Store, session_id: str, prompt: str, digest
     served = served_in_session(owner, session_id)
     data: dict[str, Any] = owner.read_json(session_path(owner, session_id), {})
     lessons = []
+    nodes = []
     for node_id in served:
         try:
             _store, node = layers.locate(node_id)
         except NodeNotFound:
             continue  # a lesson deleted since it was served is simply not judged
         lessons.append(calls.Lesson(node.id, node.title, node.body))
-    answer = judge.ask(calls.ASSESS, calls.AssessRequest(prompt=prompt, digest=digest, served=lessons),
+        nodes.append(node)
+    asked = attached_pieces(layers, nodes)
+    answer = judge.ask(calls.ASSESS, calls.AssessRequest(prompt=prompt, digest=digest,
+                                                         served=lessons + [calls.Lesson(p.id, p.title, p.text)
+                                                                           for p in asked]),
                        stage=Stage.ATTRIBUTION)
     outcome = EpisodeOutcome(answer.outcome.value)
+    verdicts = {u.id: bool(u.used) for u in answer.lessons}
+    pieces = {p.id: verdicts.get(p.id, False) for p in asked} if asked else None
     reported = data.get("reported") if isinstance(data, dict) else None
     if isinstance(reported, dict):
         used = [i for i in reported.get("used", []) if i in served]
         return Attribution(outcome, answer.accepted_summary or summary_hint, used,
-                           [i for i in served if i not in used], "reported")
+                           [i for i in served if i not in used], "reported", pieces)
     said = self_reported(owner, session_id, conversation) if conversation is not None else None
     if said is not None:
         used = [i for i in said if i in served]
         return Attribution(outcome, answer.accepted_summary or summary_hint, used,
-                           [i for i in served if i not in used], "self-report")
+                           [i for i in served if i not in used], "self-report", pieces)
     used = [u.id for u in answer.lessons if u.used and u.id in served]
     return Attribution(outcome, answer.accepted_summary or summary_hint, used, [i for i in served if i not in used],
-                       "assess")
+                       "assess", pieces)
+
+
+def attached_pieces(layers: Layers, nodes: list[Node]) -> list[Any]:
+    """The sticky patches and detail under trial of the served lessons, asked about in the same `assess` call as
+    the lessons themselves: descent needs to know whether that detail was used, and a second call asking only that
+    cost every session that used a patched lesson a whole extra call (rose.compress.observe)."""
+    from rose.compress import descent, observe
+    from rose.compress.graph import Graph
+
+    out: list[Any] = []
+    graph = None
+    for node in nodes:
+        if not node.trials and not any(c.rescues > 0 for c in node.dropped):
+            continue
+        graph = graph or Graph(layers)
+        texts = descent.node_texts(graph, descent.referenced(node.trials))
+        out += observe.pieces(node, spans=False, attached=[descent.attached_texts(t, texts) for t in node.trials])
+    return out[:observe.MAX_PIECES]
 
 
 def record_episode(layers: Layers, owner: Store, session_id: str, prompt: str, result: Attribution, *,

@@ -176,7 +176,7 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
     from rose.learn.attribute import attribute, record_episode
     from rose.learn.consolidate import reconcile_pending
     from rose.learn.mint import mint
-    from rose.transcripts import digest, execution_outcome, final_summary, read_transcript, task_prompt
+    from rose.transcripts import counts, digest, execution_outcome, final_summary, read_transcript, task_prompt
 
     conversation = read_transcript(Path(job.transcript_path), agent=job.agent or None)
     executed = execution_outcome(conversation)   # verified / failed only from checks that really ran
@@ -187,6 +187,7 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
     fork = job.session_id if job.fork and backend is not None and backend.can_fork and backend.name == job.agent \
         else None
     parts = []
+    episode_done = None
     if job.kind is JobKind.SESSION_END and not state.get("episode"):
         prompt = task_prompt(conversation)
         if prompt:
@@ -199,15 +200,24 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
                     else EpisodeOutcome.FAILURE
                 source = {"outcome_from": "execution", "used_from": result.source, "check": executed.check or "",
                           "evidence": list(executed.handles)}
+            from rose.credit.record import arms_of, record_session
+
+            arms = arms_of(owner, job.session_id)   # lessons served or withheld to measure them (rose.credit)
+            if arms:
+                source["arms"] = arms
             episode = record_episode(layers, owner, job.session_id, prompt, result,
                                      episode_id=episode_id_for(job.session_id), extra=source)
+            credited = record_session(layers, owner, job.session_id, episode, settings)
+            episode_done = episode
             # compression is marked before it runs: a kill loses the attempt, it never makes a second one
             update_session(owner, job.session_id, lambda d: d.update({"episode": episode.id, "compressed": True}))
             parts.append(f"episode {episode.id} ({result.outcome.value}, {len(result.used)}/"
                          f"{len(result.used) + len(result.unused)} served lessons used, by {result.source})")
+            if credited:
+                parts.append(credited)
             from rose.compress import after_episode  # stages 5-6: compression, descent, repair, merge
 
-            compressed = after_episode(layers, owner, episode, judge, settings, digest=text)
+            compressed = after_episode(layers, owner, episode, judge, settings, digest=text, seen=result.pieces)
             if compressed:
                 parts.append(compressed)
     if job.kind is JobKind.SESSION_END:   # stage 7: where the session's knowledge was, against where it was looked for
@@ -220,10 +230,12 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
     # check that passed, so it never makes a memory `verified`
     outcome = executed.outcome
     last = max((m.n for m in conversation.messages), default=-1)
+    stored: list = []
     if last >= since:
         report = mint(layers, conversation, judge, settings, session_id=job.session_id, outcome=outcome,
                       since=since, fork_session=fork)
         parts.append(f"minted {report.minted}, rejected {len(report.rejected)} ({report.decision})")
+        stored = report.stored
 
         def advance(d: dict) -> None:
             d["learned_upto"] = last + 1
@@ -231,6 +243,12 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
             reflections.append({"kind": job.kind.value, "minted": report.minted})
             d["empty_reflections"] = 0 if report.minted else int(d.get("empty_reflections", 0)) + 1
         update_session(owner, job.session_id, advance)
+    from rose.evolve import after_job   # samples for generated skills and guardrails; evolution's one candidate
+
+    evolved = after_job(layers, owner, job.session_id, settings, judge, episode=episode_done,
+                        calls=counts(conversation).assistant_turns, stored=stored)
+    if evolved:
+        parts.append(evolved)
     pending = reconcile_pending(layers, judge, settings)
     if pending:
         parts.append(f"reconciled {len(pending)} pending")

@@ -182,15 +182,17 @@ def fit(items: list[Item], bodies: dict[str, str], settings: RecallSettings,
     return Fitted(kept, left_out)
 
 
-def render_block(items: list[Item]) -> str:
-    shown = [i.text for i in items if i.tier is not Tier.FRESH and i.text]
+def render_block(items: list[Item], extra: list[str] | None = None) -> str:
+    """`extra`: generated skills applied this session (rose.evolve.runtime), already escaped, after the lessons."""
+    shown = [i.text for i in items if i.tier is not Tier.FRESH and i.text] + list(extra or [])
     if not shown:
         return ""
     return "\n".join([f"<{BLOCK_TAG}>", PREAMBLE, SEARCH_HINT, "", *shown, f"</{BLOCK_TAG}>"])
 
 
-def notice(items: list[Item], note: str = "", left_out: int = 0) -> str:
-    """⋯ ROSE · 1 lesson · 118 tok — Retry policy · 1 refreshed, 2 already in context · 2 left out (budget)"""
+def notice(items: list[Item], note: str = "", left_out: int = 0, withheld: int = 0) -> str:
+    """⋯ ROSE · 1 lesson · 118 tok — Retry policy · 1 refreshed, 2 already in context · 2 left out (budget)
+    · 1 withheld to measure it (rose.credit: held back this session to learn whether it helps)"""
     full = [i for i in items if i.tier is Tier.FULL]
     refreshed = [i for i in items if i.tier is Tier.REFRESH]
     fresh = [i for i in items if i.tier is Tier.FRESH]
@@ -205,6 +207,8 @@ def notice(items: list[Item], note: str = "", left_out: int = 0) -> str:
         tail.append(f"{len(fresh)} already in context")
     if left_out:
         tail.append(f"{left_out} left out (over the budget)")
+    if withheld:
+        tail.append(f"{withheld} withheld to measure {'it' if withheld == 1 else 'them'}")
     if tail:
         line += " · " + ", ".join(tail)
     if note:

@@ -113,13 +113,24 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
     paths = {i.id: str(i.store.root / i.row.path) for i in items if i.row.memory_type == "experience"}
     fitted = fit(items, bodies, rs, paths)
     items = fitted.items
-    block = render_block(items)
-    line = notice(items, "; ".join(notes), fitted.left_out)
+    withheld = _withhold(items, record, settings, session_id, hot) if session_id and record_session else []
+    if withheld:   # held back this session to measure whether they help (rose.credit): named on the notice
+        items = [i for i in items if all(i is not w for w in withheld)]
+    skills: list[str] = []
+    if settings.evolution.enabled and session_id and record_session:   # generated skills, per trial arm
+        skills, applied = _skills(stores, owner, session_id, query, settings, hot)
+        if applied:
+            notes.append(applied)
+    block = render_block(items, skills)
+    line = notice(items, "; ".join(notes), fitted.left_out, withheld=len(withheld))
     trace["left_out"] = fitted.left_out
-    if not items and not notes and not fitted.left_out:
+    trace["withheld"] = [i.id for i in withheld]
+    if not items and not notes and not fitted.left_out and not withheld:
         # nothing matched and nothing failed: said only when a search ran (a prompt nothing bears on gets nothing)
         line = f"⋯ ROSE · nothing relevant among {count} lessons" if trace["gate"].startswith("store outgrows") \
             else ""
+    if session_id and record_session:
+        line = _announce(owner, line, hot)
     if session_id and record_session:
         for item in items:
             if item.tier is not Tier.FRESH:
@@ -142,13 +153,52 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
             owner.event(EventKind.INJECT, structural=not notes, session=session_id,
                         served=[i.id for i in items if i.tier is Tier.FULL],
                         refreshed=[i.id for i in items if i.tier is Tier.REFRESH],
-                        fresh=[i.id for i in items if i.tier is Tier.FRESH],
+                        fresh=[i.id for i in items if i.tier is Tier.FRESH], withheld=[i.id for i in withheld],
                         tokens=sum(i.tokens for i in items), selector=trace.get("selector_ran", "none"), notes=notes)
         except BUSY:
             if not hot:
                 raise  # telemetry is not worth a wait on the prompt path
     trace["notice"] = line
     return RecallResult(block, line, items, trace)
+
+
+def _withhold(items: list[Item], record: SessionRecord, settings: Settings, session_id: str, hot: bool) -> list[Item]:
+    """The lessons this session withholds to measure them (rose.credit.withhold); none when the store is busy."""
+    from rose.credit.withhold import withhold
+
+    try:
+        return withhold(items, record, settings, session_id)
+    except BUSY:
+        if not hot:
+            raise
+        return []   # serving is the safe side: nothing is withheld when the counts cannot be read
+
+
+def _skills(stores: list[Store], owner: Store, session_id: str, prompt: str, settings: Settings,
+            hot: bool) -> tuple[list[str], str]:
+    from rose.evolve.runtime import skills
+
+    try:
+        return skills(stores, owner, session_id, prompt, settings)
+    except BUSY:
+        if not hot:
+            raise
+        return [], ""
+
+
+def _announce(owner: Store, line: str, hot: bool) -> str:
+    """A lesson the learner withdrew as harmful is named once, on the next notice line."""
+    from rose.credit.report import take_announcements
+
+    try:
+        said = take_announcements(owner)
+    except BUSY:
+        if not hot:
+            raise
+        return line
+    if not said:
+        return line
+    return f"{line} · {said}" if line else f"⋯ ROSE · {said}"
 
 
 def _busy_what(exc: BaseException) -> str:

@@ -44,16 +44,21 @@ class Attempt:
     task: Task
     applied: list[tuple[str, str, bool]] = field(default_factory=list)   # (key, lesson id, from attached detail)
     missing: list[str] = field(default_factory=list)
+    misled: list[tuple[str, str, str]] = field(default_factory=list)     # (needed key, trap key, lesson id)
 
     @property
     def success(self) -> bool:
-        return not self.missing
+        return not self.missing and not self.misled
 
 
 def act(world: World, task: Task, block: str) -> Attempt:
     served = parse_block(block)
     attempt = Attempt(task)
     for key in task.needs:
+        trap = next(((t, s.id) for s in served for t in world.traps_in(s.base + s.attached) if key in t.spoils), None)
+        if trap is not None:   # a harmful lesson's advice wins over the fact it contradicts
+            attempt.misled.append((key, trap[0].key, trap[1]))
+            continue
         source = next(((s.id, False) for s in served if key in s.base), None) or \
             next(((s.id, True) for s in served if key in s.attached), None)
         if source is None:
@@ -66,8 +71,13 @@ def act(world: World, task: Task, block: str) -> Attempt:
 def narrate(world: World, attempt: Attempt) -> tuple[str, str, str, bool]:
     """(plan text, test output, final answer, test failed)."""
     lines = [f"Applying [{key}] from {'the detail attached under ' if attached else ''}lesson {lesson}."
-             for key, lesson, attached in attempt.applied] or ["No remembered lesson applies; working from the code."]
+             for key, lesson, attached in attempt.applied]
+    lines += [f"Applying [{trap}] from lesson {lesson}." for _key, trap, lesson in dict.fromkeys(
+        (None, t, lesson) for _k, t, lesson in attempt.misled)]
+    lines = lines or ["No remembered lesson applies; working from the code."]
     symptoms = [world.fact(k).symptom for k in attempt.missing]
+    symptoms += list(dict.fromkeys(next(t.symptom for t in world.traps if t.key == trap)
+                                   for _k, trap, _l in attempt.misled))
     if attempt.success:
         return "\n".join(lines), "42 passed in 3.1s", "Done: the change works and the checks pass.", False
     output = "\n".join(f"FAILED: {s}" for s in symptoms)
@@ -110,6 +120,20 @@ class ClaudeTranscript:
         self._line("user", message={"role": "user", "content": [
             {"tool_use_id": call_id, "type": "tool_result", "content": output, "is_error": error}]})
 
+    def edit(self, file_path: str, old: str, new: str) -> None:
+        """An Edit tool call and its successful result: the session changed the code (what execution evidence of
+        an outcome needs before a check counts, rose.transcripts.outcome)."""
+        call_id = f"toolu_{next(self._n)}"
+        self._line("assistant", message={"id": f"msg_{next(self._n)}", "type": "message", "role": "assistant",
+                                         "model": "sim", "content": [{"type": "tool_use", "id": call_id,
+                                                                      "name": "Edit",
+                                                                      "input": {"file_path": file_path,
+                                                                                "old_string": old,
+                                                                                "new_string": new}}]})
+        self._line("user", message={"role": "user", "content": [
+            {"tool_use_id": call_id, "type": "tool_result", "content": f"The file {file_path} has been updated.",
+             "is_error": False}]})
+
     def write(self) -> Path:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text("\n".join(self._lines) + "\n", encoding="utf-8")
@@ -123,6 +147,8 @@ def write_session(world: World, attempt: Attempt, path: Path, session_id: str, c
         t.injected(block)
     plan, output, final, failed = narrate(world, attempt)
     t.say(plan)
+    if attempt.task.needs:   # work that needs facts changes the code, then runs the tests: an outcome from execution
+        t.edit(f"{cwd}/src/app.py", "TODO", f"done: {attempt.task.id}")
     t.tool("uv run pytest", output, failed)
     t.say(final)
     return t.write()

@@ -35,6 +35,8 @@ BASE_CONFIG = {
     "recall": {"selector": "hybrid", "max_pack_tokens": 6000},
     "compression": {"cooldown_s": 0},
     "agent": {"backend": "sim"},
+    # withholding (rose.credit) perturbs every story told here; the runs that measure it turn it on
+    "credit": {"withhold_rate": 0},
 }
 
 

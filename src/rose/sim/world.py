@@ -52,6 +52,31 @@ class Family:
 
 
 @dataclass(frozen=True)
+class Trap:
+    """A harmful lesson: advice that sounds right and contradicts facts the work needs. An agent served a lesson
+    stating the trap's key follows it on any task that needs one of the facts it `spoils`, and that task fails with
+    the trap's symptom, whatever else the block says (rose.credit must find and withdraw such a lesson)."""
+
+    key: str                      # verbatim in the harmful lesson's text
+    spoils: tuple[str, ...]       # fact keys it contradicts
+    symptom: str
+    title: str
+    body: str
+    tags: tuple[str, ...] = ()
+
+
+FAST_TESTS = Trap(
+    "plain `python -m pytest -x`",
+    ("`uv run pytest`", "must be reversible"),
+    "the run followed the advice to skip the uv environment and the down migrations, and failed",
+    "Faster local test runs",
+    "- To iterate quickly, run the tests with plain `python -m pytest -x`; the uv wrapper only adds start-up time.\n"
+    "- While iterating on a schema change, skip writing down migrations until the change settles; they can be added "
+    "before the release.",
+    ("tests", "database", "speed"))
+
+
+@dataclass(frozen=True)
 class Task:
     id: str
     family: str                   # the main family ("" for generic work)
@@ -225,6 +250,7 @@ CROSS = (("testing", "database", PORT_5433.key), ("deploy", "cache", FLAGS_OFF.k
 class World:
     families: tuple[Family, ...] = FAMILIES
     seed: int = 7
+    traps: tuple[Trap, ...] = ()   # harmful lessons this world knows how to be misled by (none by default)
     _facts: dict[str, Fact] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -245,6 +271,9 @@ class World:
     def keys_in(self, text: str) -> list[str]:
         """The facts a text states (by their keys), in the world's order."""
         return [k for k in self._facts if k in text]
+
+    def traps_in(self, text: str) -> list[Trap]:
+        return [t for t in self.traps if t.key in text]
 
     def fact_of_claim(self, text: str) -> Fact | None:
         keys = self.keys_in(text)

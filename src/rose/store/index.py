@@ -439,6 +439,10 @@ class Index:
     def usage_states(self) -> dict[str, dict]:
         return {r[0]: _state(r[1]) for r in self.conn.execute("SELECT node_id, fold FROM usage")}
 
+    def rid_seen(self, rid: str) -> bool:
+        """Has a usage record with this rid been folded already?"""
+        return self.conn.execute("SELECT 1 FROM usage_seen WHERE rid=?", (rid,)).fetchone() is not None
+
     def usage_known(self, node_id: str) -> bool:
         return self.conn.execute("SELECT 1 FROM usage WHERE node_id=?", (node_id,)).fetchone() is not None
 

@@ -65,6 +65,8 @@ class SessionRecord:
     turn: int = 0
     served: dict[str, int] = field(default_factory=dict)   # id -> turn it was last shown (full or refreshed)
     refs: dict[str, str] = field(default_factory=dict)     # M1 -> id, for every lesson ever served in the session
+    arms: dict[str, str] = field(default_factory=dict)     # id -> "served" | "withheld": the session's credit arm
+                                                           # for each lesson (rose.credit), decided once, sticky
     selections: list[dict[str, Any]] = field(default_factory=list)   # this prompt's selection, appended on save
 
     @classmethod
@@ -73,7 +75,8 @@ class SessionRecord:
         try:
             return cls(turn=int(data.get("turn", 0)),
                        served={str(k): int(v) for k, v in (data.get("served") or {}).items()},
-                       refs={str(k): str(v) for k, v in (data.get("refs") or {}).items()})
+                       refs={str(k): str(v) for k, v in (data.get("refs") or {}).items()},
+                       arms={str(k): str(v) for k, v in (data.get("arms") or {}).items()})
         except (AttributeError, TypeError, ValueError):
             return cls()
 
@@ -91,7 +94,10 @@ class SessionRecord:
             ever = list(data.get("served_ever", [])) if isinstance(data.get("served_ever"), list) else []
             ever += [i for i in self.served if i not in ever]  # every lesson ever shown: attribution judges these
             refs = {**(data.get("refs") or {}), **self.refs} if isinstance(data.get("refs"), dict) else self.refs
+            arms = {**self.arms, **(data.get("arms") or {})} if isinstance(data.get("arms"), dict) else self.arms
             data.update({"turn": self.turn, "served": self.served, "served_ever": ever, "refs": refs})
+            if arms:
+                data["arms"] = arms   # the first decision stands: a concurrent prompt never flips an arm
             if self.selections:   # ids and counters only; the last SELECTIONS_KEPT (rose.learn.route credits them)
                 kept = data.get("selections") if isinstance(data.get("selections"), list) else []
                 data["selections"] = (kept + self.selections)[-SELECTIONS_KEPT:]

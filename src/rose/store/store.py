@@ -32,6 +32,9 @@ the code; the stages that change `node.stats` do not know about the split):
                                                     covers_tasks gaps preserve   sets: members added / removed
                                                     heldout last_attempt_successes  registers: the latest
                                                       rejections spans              record wins
+                                                    credit:<served|withheld>:    counters with no Node field,
+                                                      n / pass (rose.credit)       summed (Store.log_counts)
+                                                    credit:suspect               a register, the latest wins
 
 Why the less obvious ones fall where they do. Usage is what happens when a lesson is used or evaluated: credit,
 the regression set it earned (`covers_tasks`), what compression attempts and replays learned about it (`preserve`
@@ -417,6 +420,25 @@ class Store:
             write_text_atomic(path, text + ("" if text.endswith("\n") or not text else "\n")
                               + usage.GITATTRIBUTES_LINE + "\n")
         self._attributes_checked = True
+
+    def log_counts(self, node_id: str, sums: dict[str, int], *, rid: str,
+                   registers: dict[str, Any] | None = None) -> bool:
+        """Append one usage record of counters (and registers) no Node field holds (rose.credit's per-arm samples
+        and its suspicion), under the lock. The caller derives `rid` from what it records (an episode and a
+        lesson), so recording one thing twice writes and folds it once. Returns False when that rid is in the log
+        already."""
+        with self.lock():
+            self._catch_up_usage()
+            if self.index.rid_seen(rid):
+                return False
+            state = self.index.usage_state(node_id)
+            record: dict[str, Any] = {"rid": rid, "id": node_id, "at": usage.next_at(state)}
+            if sums:
+                record["sum"] = dict(sums)
+            if registers:
+                record["set"] = dict(registers)
+            self._append_usage([record])
+        return True
 
     def update(self, node_id: str, change: Callable[[Node], Any]) -> Node:
         """Read-modify-write one node under the lock, so concurrent updates never lose each other's changes."""

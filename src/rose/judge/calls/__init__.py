@@ -15,12 +15,13 @@
     replay_judge    compression      does that approach reproduce the accepted outcome?
     extract         extraction       which user corrections and stated rules (quoted verbatim) should be remembered?
     verify          extraction       does the quoted or cited evidence support the claim?
+    evolve          evolution        which skill or guardrail, if any, should this grounded memory become?
     probe           probe            health check: echo a token (rose doctor --probe)
 
 Use the constants (`calls.ASSESS`) with `Judge.ask`; `CALLS` maps each name to its call.
 
 Names load lazily: `calls.RELEVANCE` imports only calls/recall.py, so the UserPromptSubmit hook does not pay for
-the dataclasses of the other thirteen calls.
+the dataclasses of the other fourteen calls.
 """
 from __future__ import annotations
 
@@ -44,6 +45,9 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "ReconcileRequest", "RelatedAnswer", "RelatedLesson", "RelatedRequest", "Relation", "ScopeAnswer",
         "ScopeRequest",
     ),
+    "evolution": (
+        "EVOLVE", "EvolveAnswer", "EvolveRequest", "Hypothesis", "ReplayCase",
+    ),
     "extraction": (
         "EXTRACT", "VERIFY", "Confidence", "Decision", "ExperienceRecord", "ExtractAnswer", "ExtractedLesson",
         "ExtractRequest", "OrientationRecord", "VerifyAnswer", "VerifyRequest",
@@ -58,7 +62,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
 }
 _WHERE = {name: module for module, names in _MODULES.items() for name in names}
 _ORDER = ("RELEVANCE", "SELECT", "ROUTE", "ASSESS", "RANK_REPAIRS", "RELATED", "SCOPE", "RECONCILE", "MERGE",
-          "COMPRESS", "REPLAY_PROBE", "REPLAY_JUDGE", "EXTRACT", "VERIFY", "PROBE")
+          "COMPRESS", "REPLAY_PROBE", "REPLAY_JUDGE", "EXTRACT", "VERIFY", "EVOLVE", "PROBE")
 
 __all__ = sorted([*_WHERE, "CALLS"])
 
@@ -96,6 +100,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
         MERGE, RECONCILE, RELATED, SCOPE, LessonScope, MergeAnswer, MergeRequest, ReconcileAnswer,
         ReconcileRequest, RelatedAnswer, RelatedLesson, RelatedRequest, Relation, ScopeAnswer,
         ScopeRequest,
+    )
+    from rose.judge.calls.evolution import (
+        EVOLVE, EvolveAnswer, EvolveRequest, Hypothesis, ReplayCase,
     )
     from rose.judge.calls.extraction import (
         EXTRACT, VERIFY, Confidence, Decision, ExperienceRecord, ExtractAnswer, ExtractedLesson,

@@ -1,0 +1,142 @@
+"""What credit tells the user: the one-time notice of a withdrawn lesson, `rose credit`, and `rose status`'s lines.
+
+A withdrawal is announced once: the learner appends it to the session store's `cache/credit-announce.json`
+(machine-local), and the next prompt's notice line takes it (the file is removed as it is read). `rose status` and
+`rose credit` show every withdrawn lesson for as long as it is withdrawn.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rose.credit.decide import Credit, Verdict, verdict
+from rose.credit.withhold import credit_of, rules_of, suspect_of
+
+if TYPE_CHECKING:
+    from rose.config import Settings
+    from rose.store import Layers, Store
+
+ANNOUNCE_FILE = "credit-announce.json"
+MAX_PENDING = 20
+
+
+def _paths(owner: Store) -> tuple[Any, Any]:
+    return owner.root / "cache" / ANNOUNCE_FILE, owner.root / "locks" / "credit-announce.lock"
+
+
+def announce(owner: Store, node_id: str, title: str, reason: str) -> None:
+    from rose.store.atomic import file_lock
+
+    path, lock = _paths(owner)
+    with file_lock(lock, timeout_s=owner.wait_s):
+        pending = _load(path)
+        if all(p.get("id") != node_id for p in pending):
+            pending.append({"id": node_id, "title": title, "reason": reason})
+        owner.write_json(path, pending[-MAX_PENDING:])
+
+
+def take_announcements(owner: Store) -> str:
+    """The notice text for withdrawals not yet told ("" when there are none: one stat on the prompt path)."""
+    import os
+
+    path, lock = _paths(owner)
+    if not os.path.exists(path):
+        return ""
+    from rose.recall.pack import plain
+    from rose.store.atomic import file_lock
+
+    with file_lock(lock, timeout_s=owner.wait_s):
+        pending = _load(path)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+    if not pending:
+        return ""
+    if len(pending) == 1:
+        p = pending[0]
+        return (f"stopped serving “{plain(p.get('title', p.get('id', '?')), 60)}”: sessions did worse with it "
+                f"than without it — rose credit")
+    titles = ", ".join(f"“{plain(p.get('title', p.get('id', '?')), 40)}”" for p in pending[:3])
+    return f"stopped serving {len(pending)} lessons that made sessions worse ({titles}) — rose credit"
+
+
+def _load(path: Any) -> list[dict[str, str]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [p for p in data if isinstance(p, dict)] if isinstance(data, list) else []
+
+
+@dataclass
+class LessonCredit:
+    id: str
+    title: str
+    status: str
+    scope: str
+    credit: Credit
+    verdict: Verdict
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.credit
+        return {"id": self.id, "title": self.title, "status": self.status, "scope": self.scope,
+                "served": {"n": c.served.n, "passes": c.served.passes},
+                "withheld": {"n": c.withheld.n, "passes": c.withheld.passes},
+                "effect": round(c.effect, 4), "sd": round(c.sd, 4), "verdict": self.verdict.value,
+                "reason": self.reason}
+
+
+def lessons(layers: Layers, settings: Settings | None = None) -> list[LessonCredit]:
+    """Every lesson with at least one credit sample, most harmful first."""
+    settings = settings or layers.settings()
+    rules = rules_of(settings)
+    out = []
+    for store in layers.require_any():
+        store.sync()
+        rows = {r.id: r for r in store.rows()}
+        for node_id, state in store.index.usage_states().items():
+            c = credit_of(state)
+            if not c.samples or node_id not in rows:
+                continue
+            r = rows[node_id]
+            judged = verdict(c, rules, suspect_of(state))
+            out.append(LessonCredit(node_id, r.title, r.status, store.scope.value, c, judged.verdict, judged.reason))
+    out.sort(key=lambda x: (x.verdict not in (Verdict.HARMFUL, Verdict.SUSPECT), x.credit.effect))
+    return out
+
+
+@dataclass
+class CreditSummary:
+    """The credit lines of `rose status`."""
+
+    withhold_rate: float = 0.0
+    measured: int = 0            # lessons with a sample
+    measuring: int = 0
+    suspect: int = 0             # worse when served once: being confirmed
+    helps: int = 0
+    no_effect: int = 0
+    harmful: list[dict[str, str]] = field(default_factory=list)   # id, title, status (withdrawn or still served)
+    served_samples: int = 0
+    withheld_samples: int = 0
+
+
+def summary(layers: Layers, settings: Settings) -> CreditSummary:
+    out = CreditSummary(withhold_rate=settings.credit.withhold_rate)
+    for item in lessons(layers, settings):
+        out.measured += 1
+        out.served_samples += item.credit.served.n
+        out.withheld_samples += item.credit.withheld.n
+        if item.verdict is Verdict.HARMFUL:
+            out.harmful.append({"id": item.id, "title": item.title, "status": item.status})
+        elif item.verdict is Verdict.SUSPECT:
+            out.suspect += 1
+        elif item.verdict is Verdict.HELPS:
+            out.helps += 1
+        elif item.verdict is Verdict.NO_EFFECT:
+            out.no_effect += 1
+        else:
+            out.measuring += 1
+    return out

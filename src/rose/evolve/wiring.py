@@ -1,0 +1,93 @@
+"""The one piece of agent config evolution touches: a PreToolUse hook for guardrails, machine-local and reversible.
+
+Guardrails need Claude Code to ask rose before a shell command runs. That hook is not part of `rose install` (every
+tool call would pay for starting rose, with evolution off by default); it is added only while a guardrail of the
+project is in trial or active, and removed when none is, in the project's `.claude/settings.local.json`: Claude
+Code's own machine-local settings file, not committed. Only rose's own group (matcher `Bash`, a command marked
+`# rose-managed`) is ever added or removed there; everything else in the file is left exactly as it was. The command
+is the rose this machine runs (rose.install.command.rose_argv), never anything a repository names.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+EVENT = "PreToolUse"
+MATCHER = "Bash"
+TIMEOUT_S = 5
+
+
+def settings_local(project_root: Path) -> Path:
+    return project_root / ".claude" / "settings.local.json"
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError:
+        return None
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return None   # a file rose cannot parse is never rewritten
+    return data if isinstance(data, dict) else None
+
+
+def _ours(data: dict[str, Any]) -> list[tuple[int, int]]:
+    from rose.install.command import parse_rose_hook
+
+    out = []
+    for g, group in enumerate((data.get("hooks") or {}).get(EVENT) or []):
+        for i, handler in enumerate((group.get("hooks") if isinstance(group, dict) else None) or []):
+            hook = parse_rose_hook(handler.get("command")) if isinstance(handler, dict) else None
+            if hook is not None and hook.managed and hook.event == EVENT:
+                out.append((g, i))
+    return out
+
+
+def wired(project_root: Path) -> bool:
+    data = _load(settings_local(project_root))
+    return bool(data and _ours(data))
+
+
+def ensure(project_root: Path, wanted: bool) -> str:
+    """Add (wanted) or remove rose's PreToolUse group; returns what changed ("" when nothing did)."""
+    from rose.install.command import hook_command, rose_argv
+    from rose.install.model import Agent
+    from rose.store.atomic import write_text_atomic
+
+    path = settings_local(project_root)
+    data = _load(path)
+    if data is None or not isinstance(data.get("hooks", {}), dict):
+        return f"{path} is not a settings file rose can read: left as it is"
+    mine = _ours(data)
+    if wanted and mine:
+        return ""
+    if not wanted and not mine:
+        return ""
+    if wanted:
+        handler = {"type": "command", "command": hook_command(rose_argv(), Agent.CLAUDE, EVENT), "timeout": TIMEOUT_S}
+        data.setdefault("hooks", {}).setdefault(EVENT, []).append({"matcher": MATCHER, "hooks": [handler]})
+    else:
+        groups = data["hooks"][EVENT]
+        for g, i in sorted(mine, reverse=True):
+            del groups[g]["hooks"][i]
+            if not groups[g]["hooks"] and set(groups[g]) <= {"hooks", "matcher"}:
+                del groups[g]
+        if not groups:
+            del data["hooks"][EVENT]
+        if not data["hooks"]:
+            del data["hooks"]
+    if not data and path.exists() and not wanted:
+        path.unlink()
+        return f"removed rose's guardrail hook (and the empty {path})"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    if wanted:
+        from rose.evolve.placed import exclude
+
+        exclude(project_root, path)
+    return f"{'added' if wanted else 'removed'} rose's guardrail hook in {path}"
