@@ -247,6 +247,12 @@ class SimBackend(Backend):
     def _probe(self, r: Any) -> dict[str, Any]:
         return {"echo": r.nonce}
 
+    def _route(self, r: Any) -> dict[str, Any]:
+        # The world serves every lesson every time (five fit the budget), so there is no place a selector failed to
+        # look: refusing is the right answer, and answering (not failing) keeps the call's tokens in the accounting.
+        return {"decision": "refuse", "when": None, "then": None, "look_in": [], "skip": [],
+                "reason": "the simulated world's lessons are all served; no folder was missed"}
+
 
 def from_settings(agent: Any) -> SimBackend:
     """`agent.backend: sim` (after rose.sim.register()): the default world; `agent.model` may name its seed."""
