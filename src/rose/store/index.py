@@ -304,6 +304,10 @@ class Index:
         self.conn.execute("INSERT OR REPLACE INTO files(path, mtime_ns, size, node_id, problem) VALUES (?,?,?,?,NULL)",
                           (rel_path, mtime_ns, size, node.id))
 
+    def batch(self) -> contextlib.AbstractContextManager[None]:
+        """Many writes in one transaction (Store.save_many): one commit for the batch, rolled back whole on error."""
+        return self._transaction()
+
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
         """One write transaction; nested uses join the outer one (a sync writes its whole batch at once)."""

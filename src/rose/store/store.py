@@ -64,7 +64,7 @@ from typing import Any
 from rose.errors import CorruptFile, NodeNotFound
 from rose.model import Episode, Node, Scope, new_episode_id, new_node_id, valid_episode_id, valid_node_id
 from rose.store import events, usage
-from rose.store.atomic import LOCK_TIMEOUT_S, file_lock, write_text_atomic
+from rose.store.atomic import LOCK_TIMEOUT_S, FileBatch, file_lock, write_text_atomic
 from rose.store.index import Index, IndexRow, SyncReport
 
 GITIGNORE = """\
@@ -151,6 +151,8 @@ class Store:
         self._usage_stamp: object = _UNSEEN   # (size, mtime) of usage.jsonl when this process last caught up
         self._usage_offset: int | None = None
         self._attributes_checked = False
+        self._batch: FileBatch | None = None   # set while save_many writes a batch
+        self._batch_usage: list[dict[str, Any]] = []
 
     def bound_waits(self, seconds: float) -> None:
         """Wait at most `seconds` for this store's locks and its index: the prompt hook serves what it can instead
@@ -341,10 +343,35 @@ class Store:
         return node
 
     def save_many(self, nodes: list[Node]) -> None:
+        """`save` for many nodes at once, all or nothing: one index transaction, one usage append and one flush
+        of the file system for the batch (FileBatch), instead of a commit and two fsyncs a node."""
         with self.lock():
-            rewrote = [self._save_unlocked(node) for node in nodes]
-            if any(rewrote):
+            batch = self._batch = FileBatch()
+            rewrote = False
+            try:
+                with self.index.batch():
+                    in_batch: set[str] = set()
+                    for node in nodes:
+                        if node.id in in_batch:   # a second save of one id reads the first one's file: land it
+                            self._commit_batch()
+                            in_batch.clear()
+                        in_batch.add(node.id)
+                        rewrote = self._save_unlocked(node) or rewrote
+                    self._commit_batch()
+            finally:
+                self._batch = None
+                self._batch_usage = []
+                batch.abort()
+            if rewrote:
                 self._write_index_md()
+
+    def _commit_batch(self) -> None:
+        """The usage log first (as in a single save), then the files, durable and in place."""
+        assert self._batch is not None
+        if self._batch_usage:
+            records, self._batch_usage = self._batch_usage, []
+            self._append_usage(records, batched=False)
+        self._batch.commit()
 
     def _save_unlocked(self, node: Node, disk: _OnDisk | None | object = _UNSEEN) -> bool:
         """Returns whether the file was (re)written. `disk` is the file as read under this same lock (update)."""
@@ -372,17 +399,24 @@ class Store:
             records.append(change)
         if records:   # the log first: killed before the file is written, the base is in both and counted once
             self._append_usage(records)
+        st = None
         if rewrite:
             from rose.store.frontmatter import render_node
 
-            write_text_atomic(path, render_node(node, meaning))
+            if self._batch is not None:
+                st = self._batch.write_text(path, render_node(node, meaning))
+            else:
+                write_text_atomic(path, render_node(node, meaning))
         if moved and old_rel:  # the family changed: the old file goes, the new one is the node
-            try:
-                os.unlink(self.root / old_rel)
-            except FileNotFoundError:
-                pass
+            if self._batch is not None:
+                self._batch.unlink_after(self.root / old_rel)
+            else:
+                try:
+                    os.unlink(self.root / old_rel)
+                except FileNotFoundError:
+                    pass
             self.index.remove_path(old_rel)
-        st = path.stat()
+        st = st or path.stat()
         kept = usage.View() if rewrite or not isinstance(disk, _OnDisk) else _redacted(disk.base)
         self.index.upsert(node, rel, st.st_mtime_ns, st.st_size, kept)
         return rewrite
@@ -394,8 +428,12 @@ class Store:
             return None   # nothing readable there: the save writes the file whole, as it always did
         return _OnDisk(usage.meaning(node), node.body, usage.view_of(node))
 
-    def _append_usage(self, records: list[dict[str, Any]]) -> None:
-        """Append under the store lock (the caller holds it), then fold our own lines into the index."""
+    def _append_usage(self, records: list[dict[str, Any]], batched: bool = True) -> None:
+        """Append under the store lock (the caller holds it), then fold our own lines into the index. Inside a
+        batch (save_many) the records wait for the batch's commit, which appends them before any file lands."""
+        if batched and self._batch is not None:
+            self._batch_usage += records
+            return
         if not self._attributes_checked:
             self._ensure_gitattributes()
         usage.append(self.usage_path, records)
