@@ -80,3 +80,34 @@ def test_an_aborted_batch_leaves_every_target_as_it_was(tmp_path: Path) -> None:
     assert st.st_size == len("after, longer")
     batch.abort()
     assert target.read_text() == "before" and not _temps(tmp_path)
+
+
+def test_single_saves_keep_index_md_exactly_as_a_full_rewrite_would(layers: Layers) -> None:
+    import random
+
+    store = layers.project
+    rng = random.Random(3)
+    nodes = [Node(id=store.new_id(), family=rng.choice(["b", "a", "zz", "a b"]), title=f"t|{i}\nx",
+                  body=f"body {i}", gist=f"g | {i}", tags=["x", "y"], level=rng.choice([0, 1, 2]))
+             for i in range(40)]
+    for node in nodes:
+        store.save(node)
+    moved = nodes[5]
+    moved.family, moved.level = "a", 2
+    store.save(moved)
+    store.update(nodes[7].id, lambda n: setattr(n, "title", "retitled"))
+    incremental = store.index_md_path.read_text(encoding="utf-8")
+    with store.lock():
+        store._write_index_md()
+    assert incremental == store.index_md_path.read_text(encoding="utf-8")
+    assert sum(ln.startswith(moved.id) for ln in incremental.splitlines()) == 1 and "retitled" in incremental
+
+
+def test_a_hand_edited_index_md_is_written_whole_again(layers: Layers) -> None:
+    store = layers.project
+    store.save_many(_nodes(store, 3))
+    store.index_md_path.write_text("my own notes\n", encoding="utf-8")
+    [extra] = _nodes(store, 1)
+    store.save(extra)
+    text = store.index_md_path.read_text(encoding="utf-8")
+    assert "my own notes" not in text and text.count("\nn_") + text.startswith("n_") == 4

@@ -347,7 +347,7 @@ def _dense(stores: list[Store], query: str, settings: Settings, hot: bool, deadl
     from rose.warm import client
 
     dbs = {str(s.index_db_path): s for s in stores}
-    embed = {"provider": es.provider.value, "base_url": es.base_url, "model": es.model, "api_key_env": es.api_key_env}
+    embed = client.embed_spec(es)
     timeout = client.DENSE_TIMEOUT_S if deadline is None else deadline.cap(client.DENSE_TIMEOUT_S)
     reply = client.dense(embed, query, list(dbs), search.LEXICAL_DEPTH, timeout) if timeout > 0.01 else None
     if reply is None and hot:

@@ -106,6 +106,36 @@ class _OnDisk:
         return self.body == body and self.meaning == meaning
 
 
+INDEX_MD_HEADER = "# rose index: id | family | level | title | tags | gist | path"
+
+
+def _index_md_line(node_id: str, family: str, level: int, title: str, tags: str, gist: str, path: str) -> str:
+    gist = gist.replace("\n", " ").replace("|", "/")
+    title = title.replace("\n", " ").replace("|", "/")
+    return f"{node_id} | {family} | L{level} | {title} | {' '.join(tags.split())} | {gist} | {path}"
+
+
+class _IndexMdKeys:
+    """index.md's lines seen as their sort keys (family, -level, id), parsed only where a bisection looks."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        self.broken = False
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __getitem__(self, i: int) -> tuple[str, int, str]:
+        parts = self.lines[i].split(" | ", 3)
+        try:
+            if len(parts) < 4 or not parts[2].startswith("L"):
+                raise ValueError(parts)
+            return parts[1], -int(parts[2][1:]), parts[0]
+        except ValueError:
+            self.broken = True
+            return "", 0, ""
+
+
 def family_slug(name: str) -> str:
     slug = _FAMILY_CHARS.sub("-", name.strip().lower()).strip("-")
     return slug[:48] or "general"
@@ -339,7 +369,7 @@ class Store:
         and update the index and index.md, under the store lock."""
         with self.lock():
             if self._save_unlocked(node):
-                self._write_index_md()
+                self._update_index_md(node.id)
         return node
 
     def save_many(self, nodes: list[Node]) -> None:
@@ -464,7 +494,7 @@ class Store:
             node, disk = self._get(node_id, meaning=True)
             change(node)
             if self._save_unlocked(node, disk):
-                self._write_index_md()
+                self._update_index_md(node.id)
         return node
 
     def embed_missing(self, embedder: Any, batch: int = 256) -> int:
@@ -490,12 +520,35 @@ class Store:
             done += stored
 
     def _write_index_md(self) -> None:
-        lines = ["# rose index: id | family | level | title | tags | gist | path", ""]
-        for r in self.index.rows():
-            gist = r.gist.replace("\n", " ").replace("|", "/")
-            title = r.title.replace("\n", " ").replace("|", "/")
-            lines.append(f"{r.id} | {r.family} | L{r.level} | {title} | {' '.join(r.tags)} | {gist} | {r.path}")
+        lines = [INDEX_MD_HEADER, ""]
+        lines += [_index_md_line(*r) for r in self.index.conn.execute(
+            "SELECT id, family, level, title, tags, gist, path FROM nodes ORDER BY family, level DESC, id")]
         write_text_atomic(self.index_md_path, "\n".join(lines) + "\n")
+
+    def _update_index_md(self, node_id: str) -> None:
+        """One lesson's line of index.md replaced or put in its sorted place (a single save): the rest of the file
+        is copied, never recomputed, so a save costs the same at 50,000 lessons as at 1,000. Anything unexpected in
+        the file (a hand edit, an older layout) means the whole file is written again instead."""
+        import bisect
+
+        row = self.index.conn.execute("SELECT id, family, level, title, tags, gist, path FROM nodes WHERE id=?",
+                                      (node_id,)).fetchone()
+        try:
+            lines = self.index_md_path.read_text(encoding="utf-8").split("\n")
+        except (OSError, UnicodeDecodeError):
+            lines = []
+        if lines[:2] != [INDEX_MD_HEADER, ""] or lines[-1] != "":
+            self._write_index_md()
+            return
+        body = [ln for ln in lines[2:-1] if not ln.startswith(f"{node_id} | ")]
+        if row is not None:
+            keys = _IndexMdKeys(body)
+            at = bisect.bisect_left(keys, (row[1], -row[2], row[0]))
+            if keys.broken:
+                self._write_index_md()
+                return
+            body.insert(at, _index_md_line(*row))
+        write_text_atomic(self.index_md_path, "\n".join([INDEX_MD_HEADER, "", *body, ""]))
 
     # -- episodes --------------------------------------------------------------------------------------------
     def new_episode_id(self) -> str:

@@ -1,8 +1,9 @@
 """`python -m rose.warm.server SOCKET`: the warm helper. Started by a hook, never by hand.
 
-It serves two requests over a private Unix socket, each one JSON line:
+It serves three requests over a private Unix socket, each one JSON line:
     {"op": "hook", "argv": [agent, event], "stdin": payload, "cwd", "env"}  -> {"stdout": the hook's JSON}
     {"op": "dense", "embed": {...}, "query", "dbs", "k"}                    -> {"ranks": {db: [[id, cosine], ...]}}
+    {"op": "catch_up", "embed": {...}, "dbs"}                               -> {"started": bool} (embeds off-line)
 Hooks run here exactly as in a fresh process (the same dispatch, the same fail-open boundary), in the caller's own
 environment and working directory (rose.environment); only imports, the embedding model and the vectors are already
 warm. One helper per user and installation: a second one started at the same moment finds the first's lock and
@@ -120,6 +121,19 @@ class Warm:
                     self.catch_up(db, embedder)
         return ranks
 
+    def catch_up_now(self, embed: dict[str, Any], dbs: list[str]) -> bool:
+        """Embed what these indexes lack, in the background (a `rose add` asks, so its process loads no model).
+        False while the model itself is loading: the first ranking catches up then."""
+        key = self._key(embed)
+        embedder = self.embedders.get(key)
+        if embedder is None:
+            self._in_background(("model", key), lambda: self.load_embedder(embed))
+            return False
+        for db in dbs:
+            if Path(db).exists():
+                self.catch_up(db, embedder)
+        return True
+
     def catch_up(self, db: str, embedder: Any) -> None:
         """Embed lessons written without a vector (hand edits, adds while no model was loaded), off the request."""
         if db in self.catching_up:
@@ -172,6 +186,8 @@ class _Handler(socketserver.StreamRequestHandler):
             if message.get("op") == "dense":
                 reply: dict[str, Any] = {"ranks": WARM.rank(message["embed"], str(message["query"]),
                                                             list(message["dbs"]), int(message.get("k", 50)))}
+            elif message.get("op") == "catch_up":
+                reply = {"started": WARM.catch_up_now(message["embed"], list(message["dbs"]))}
             elif message.get("op") == "hook":
                 env = message.get("env")
                 reply = {"stdout": _run_hook(list(message["argv"]), str(message["stdin"]),
