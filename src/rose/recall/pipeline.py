@@ -271,8 +271,17 @@ def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trac
                 seeds += [n.title for n in neighbours.values()]
     expanded = " ".join(dict.fromkeys(w for w in " ".join(seeds).split() if len(w) > 2))
     expanded = " ".join(expanded.split()[:SECOND_PASS_TERMS])
-    lists = rank_lists(stores, expanded, settings, hot, deadline, evidence=False)
     exclude = {c.id for c in found} | {ch.id for ch in picked}
+    lexical = None
+    if hot and ran is not Selector.JUDGE and first is not None and first.evidence:
+        lexical = search.lexical(stores, expanded)
+        if not _may_serve(stores, lexical[:3], first, exclude):
+            # without a model only a top-3 lexical hit of this query that holds a selective prompt word is served:
+            # none of them does, so the dense query and the fusion would choose nothing (the prompt path skips them)
+            trace["second_pass"] = {"query": expanded[:500], "candidates": [],
+                                    "skipped": "no top-3 hit holds a selective word of the prompt"}
+            return []
+    lists = rank_lists(stores, expanded, settings, hot, deadline, evidence=False, lexical=lexical)
     fresh = search.fuse(stores, lists, rs, exclude=exclude)[:DISCLOSURE_MAX * 2]
     for c in fresh:
         c.pass_no = 2
@@ -299,6 +308,19 @@ def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trac
             and prompt_word(c)][:DISCLOSURE_MAX]
 
 
+def _may_serve(stores, top, first, exclude) -> bool:
+    """Could one of these lexical hits be served by the no-model second pass? Its servable node must be new and a
+    first-pass hit holding a selective word of the prompt (a necessary condition of the rule at the end of
+    _second_pass; the fused ranks decide the rest)."""
+    for store, node_id, _score in top:
+        rows = store.index.rows_by_id([node_id])
+        target = search.servable(store, rows[node_id], rows) if node_id in rows else None
+        hit = first.evidence.get((id(store), target.id)) if target is not None else None
+        if target is not None and target.id not in exclude and hit is not None and hit.selective >= 1:
+            return True
+    return False
+
+
 def _one_call(rs):
     from dataclasses import replace
 
@@ -321,12 +343,15 @@ def _rules(stores: list[Store], settings: Settings):  # -> list[rose.routing.Rul
 
 
 def rank_lists(stores: list[Store], query: str, settings: Settings, hot: bool,
-               deadline: Deadline | None = None, evidence: bool = True) -> search.RankLists:
-    """Both rank lists; `evidence` also counts each lexical hit's evidence (the second pass does without)."""
+               deadline: Deadline | None = None, evidence: bool = True,
+               lexical: list | None = None) -> search.RankLists:
+    """Both rank lists; `evidence` also counts each lexical hit's evidence (the second pass does without, and may
+    hand its `lexical` list in, already searched)."""
     dense, status = _dense(stores, query, settings, hot, deadline)
     model = search.dense_model(settings.embed) if status is search.DenseStatus.ON else None
     if not evidence:
-        return search.RankLists(search.lexical(stores, query), dense, status, {}, model)
+        return search.RankLists(search.lexical(stores, query) if lexical is None else lexical, dense, status, {},
+                                model)
     hits = search.lexical_hits(stores, query)
     return search.RankLists([(s, h.id, h.score) for s, h in hits], dense, status, search.evidence_of(hits), model)
 
