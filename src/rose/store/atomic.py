@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -42,6 +41,19 @@ TEMP_SUFFIX = ".tmp"
 STRAY_TEMP_AGE_S = 3600.0   # a temp file this old is stray even if a process with its writer's pid is alive
 
 
+def _temp_beside(path: Path) -> tuple[int, str]:
+    """A new private file `.<name>.<pid>.<random>.tmp` beside `path`, created exclusively (never followed, never
+    reused). tempfile.mkstemp does the same, but importing tempfile costs every hook shutil, bz2, lzma and random."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = os.path.join(path.parent, f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
+        try:
+            return os.open(tmp, flags, 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temp name beside {path}")
+
+
 def write_bytes_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write `data` to `path` so a reader sees the old file or the new one, never half of either.
 
@@ -49,7 +61,7 @@ def write_bytes_atomic(path: Path, data: bytes, mode: int | None = None) -> None
     is recognised as stray (its pid is gone) and removed by `clean_stray_temps`. `mode` sets the file's mode (the
     default is mkstemp's 0600: rose's files are the user's own)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=path.parent)
+    fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             if mode is not None:
@@ -83,7 +95,7 @@ class FileBatch:
     def write_text(self, path: Path, text: str) -> os.stat_result:
         """The temp file written (not yet durable, not yet in place); its stat is the target's after the rename."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=path.parent)
+        fd, tmp = _temp_beside(path)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(text.encode("utf-8", "surrogatepass"))
