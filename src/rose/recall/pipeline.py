@@ -67,9 +67,14 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
         return RecallResult("", "", trace=trace)
     stores = layers.stores()
     notes: list[str] = []
+    building: list[str] = []
     for store in stores:
         try:
-            store.sync(quick=hot)
+            report = store.sync(quick=hot, until=_parse_until(deadline) if hot else None)
+            if report.pending:
+                building.append(f"{store.scope.value} index building in the background: "
+                                f"{report.files - report.pending} of {report.files} lessons searchable")
+                notes.append(building[-1])
         except BUSY as exc:
             if not hot:
                 raise
@@ -85,7 +90,8 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
                       "global_tokens": global_tokens, "global_max_tokens": rs.global_max_tokens}
     if count == 0:
         trace["gate"] = "empty store: nothing to recall"
-        return RecallResult("", "", trace=trace)
+        # a fresh clone whose index is still being built has lessons, only none searchable yet: say so
+        return RecallResult("", notice([], "; ".join(building)) if building else "", trace=trace)
 
     query = prompt[:MAX_PROMPT_CHARS]
     if tokens <= rs.max_pack_tokens and global_tokens <= rs.global_max_tokens:
@@ -149,6 +155,17 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
                 raise  # telemetry is not worth a wait on the prompt path
     trace["notice"] = line
     return RecallResult(block, line, items, trace)
+
+
+SYNC_SHARE = 0.25   # of the prompt's time left, at most SYNC_MAX_S: what parsing unindexed files may take
+SYNC_MAX_S = 1.0
+
+
+def _parse_until(deadline: Deadline) -> float:
+    """When the prompt path stops parsing unindexed files (a fresh clone): the rest is built in the background."""
+    import time
+
+    return time.monotonic() + min(SYNC_MAX_S, SYNC_SHARE * deadline.remaining())
 
 
 def _busy_what(exc: BaseException) -> str:

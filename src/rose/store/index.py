@@ -173,6 +173,8 @@ class SyncReport:
     updated: int = 0
     removed: int = 0
     problems: list[tuple[str, str]] = field(default_factory=list)  # (relative path, reason)
+    pending: int = 0      # files left for later by a bounded sync (`until`): new or changed, not yet parsed
+    files: int = 0        # lesson files seen by the scan
 
     @property
     def changed(self) -> bool:
@@ -365,7 +367,7 @@ class Index:
 
     # -- catching up with the files -------------------------------------------------------------------------
     def sync(self, nodes_dir: Path, parse: Callable[[Path], Node | tuple[Node, View]],
-             quick: bool = False) -> SyncReport:
+             quick: bool = False, until: float | None = None) -> SyncReport:
         """Bring the index in line with the files under nodes_dir. Cheap when nothing changed: one stat a file.
 
         `quick` (the per-prompt path) first compares the folders' mtimes, which any add, delete or atomic save
@@ -378,9 +380,12 @@ class Index:
             if meta.get("dirs") == dirs and time.time() - float(meta.get("full_scan", 0)) < FULL_SCAN_EVERY_S:
                 return SyncReport()  # unchanged; problems are reported by full scans (commands, doctor)
         with self._transaction():  # one commit for the whole catch-up, not one per file
-            return self._sync(nodes_dir, parse)
+            return self._sync(nodes_dir, parse, until)
 
-    def _sync(self, nodes_dir: Path, parse: Callable[[Path], Node | tuple[Node, View]]) -> SyncReport:
+    def _sync(self, nodes_dir: Path, parse: Callable[[Path], Node | tuple[Node, View]],
+              until: float | None = None) -> SyncReport:
+        """`until` (a time.monotonic() value) bounds the parsing: files past it are counted as `pending`, left for
+        the next sync, and the scan is not marked complete (so a quick sync does not skip them)."""
         report = SyncReport()
         known = {row[0]: (row[1], row[2], row[3]) for row in
                  self.conn.execute("SELECT path, mtime_ns, size, problem FROM files")}
@@ -391,6 +396,9 @@ class Index:
             if prior is not None and prior[0] == st.st_mtime_ns and prior[1] == st.st_size:
                 if prior[2]:
                     report.problems.append((rel, prior[2]))
+                continue
+            if until is not None and (report.pending or time.monotonic() > until):
+                report.pending += 1
                 continue
             try:
                 parsed = parse(self.root / rel)
@@ -407,8 +415,10 @@ class Index:
         for rel in set(known) - seen:
             self.remove_path(rel)
             report.removed += 1
-        self.conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                              [("dirs", _dir_stamps(nodes_dir)), ("full_scan", str(time.time()))])
+        report.files = len(seen)
+        if not report.pending:
+            self.conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                                  [("dirs", _dir_stamps(nodes_dir)), ("full_scan", str(time.time()))])
         return report
 
     def _upsert_from_sync(self, node: Node, rel: str, st: os.stat_result, base: View | None = None) -> None:

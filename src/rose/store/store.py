@@ -299,13 +299,20 @@ class Store:
         self._usage_stamp, self._usage_offset = stamp, offset
         return changed
 
-    def sync(self, quick: bool = False) -> SyncReport:
+    def sync(self, quick: bool = False, until: float | None = None) -> SyncReport:
         """Catch the index up with hand-edited, added or deleted files and with usage.jsonl (a pull changes it);
         regenerate index.md if anything moved. `quick` is for the per-prompt path (see Index.sync): it never
-        folds the usage log (recency may lag a pull until the next command or learner run)."""
+        folds the usage log (recency may lag a pull until the next command or learner run). `until` (a
+        time.monotonic() value) bounds the parsing: what is left (`report.pending`, a fresh clone's unbuilt index)
+        is indexed by a detached job (rose.store.build), one per store, while prompts serve what is indexed."""
         if not quick:
             self._catch_up_usage()
-        report = self.index.sync(self.nodes_dir, self._parse_for_index, quick=quick)
+        report = self.index.sync(self.nodes_dir, self._parse_for_index, quick=quick, until=until)
+        if report.pending:
+            from rose.store import build
+
+            build.start(self.root, self.scope.value)
+            return report   # index.md is written by the job, once, when the index is whole
         if report.changed or not self.index_md_path.exists():
             with self.lock():
                 self._write_index_md()
