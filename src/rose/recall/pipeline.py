@@ -145,7 +145,8 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
         from rose.store.events import EventKind
 
         try:
-            owner.event(EventKind.INJECT, structural=not notes, session=session_id,
+            # rose's own notes are enums and counts; only a backend's failure reason is outside text to redact
+            owner.event(EventKind.INJECT, structural=not trace.get(OUTSIDE_TEXT), session=session_id,
                         served=[i.id for i in items if i.tier is Tier.FULL],
                         refreshed=[i.id for i in items if i.tier is Tier.REFRESH],
                         fresh=[i.id for i in items if i.tier is Tier.FRESH],
@@ -157,6 +158,7 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
     return RecallResult(block, line, items, trace)
 
 
+OUTSIDE_TEXT = "notes_carry_outside_text"   # trace flag: a note quotes text rose did not write (redact the event)
 SYNC_SHARE = 0.25   # of the prompt's time left, at most SYNC_MAX_S: what parsing unindexed files may take
 SYNC_MAX_S = 1.0
 
@@ -247,6 +249,7 @@ def _run_selector(query, found, stores, settings, judge, session_id, cwd, rules,
         except selectors.SelectorFailed as failed:
             fallbacks.append(f"fork failed ({failed.reason}) -> judge")
             notes.append(f"fork selector failed ({_short(failed.reason)})")
+            trace[OUTSIDE_TEXT] = True
             want = Selector.JUDGE
     if selection is None and want is Selector.JUDGE:
         try:
@@ -254,6 +257,7 @@ def _run_selector(query, found, stores, settings, judge, session_id, cwd, rules,
         except selectors.SelectorFailed as failed:
             fallbacks.append(f"judge failed ({failed.reason}) -> hybrid")
             notes.append(f"judge selector failed ({_short(failed.reason)}), served by search")
+            trace[OUTSIDE_TEXT] = True
     if selection is None:
         selection = selectors.hybrid(found)
     trace["selector_ran"] = selection.ran.value
