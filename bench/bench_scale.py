@@ -225,8 +225,9 @@ def measure(bench: Bench, size: int) -> dict[str, float]:
 
     # a fresh clone of a repository that commits its store: the lessons, no index.db
     clone = bench.tmp / f"clone{size}"
-    shutil.copytree(project / ".rose", clone / ".rose",
-                    ignore=shutil.ignore_patterns("index.db*", "sessions", "cache", "locks", "logs", "queue"))
+    machine_local = {"sessions", "cache", "locks", "logs", "queue"}   # at the store's top only: a family may be "cache"
+    shutil.copytree(project / ".rose", clone / ".rose", ignore=lambda folder, names: [
+        n for n in names if n.startswith("index.db") or (Path(folder) == project / ".rose" and n in machine_local)])
     fresh = {**bench.env, "TMPDIR": str(bench.tmp / f"sockc{size}")}
     Path(fresh["TMPDIR"]).mkdir()
     fig["fresh clone first prompt"], fig["fresh clone first prompt (wall)"], out = bench.prompt(clone, fresh, 0)
