@@ -400,7 +400,8 @@ def _dense(stores: list[Store], query: str, settings: Settings, hot: bool, deadl
         sock = client.socket_path()
         if sock is None or not client.helpers_allowed():
             return [], search.DenseStatus.OFF   # no private folder for a helper, or helpers off: lexical only
-        client.spawn(sock)
+        if client.LOCAL_DENSE is None:   # inside the helper it is the helper itself that is still loading
+            client.spawn(sock)
         return [], search.DenseStatus.WARMING
     if reply is None:
         try:
