@@ -146,7 +146,8 @@ def test_the_final_schema_is_pinned(layers: Layers) -> None:
     assert columns == ["id", "family", "title", "gist", "tags", "body", "level", "status", "origin", "memory_type",
                        "scope", "importance", "parents", "derived_from", "dropped", "tokens", "created",
                        "last_used", "use_count", "path", "conflict", "patches", "text_hash", "origin_rescues",
-                       "heldout_passed", "heldout_total", "trials", "gaps", "unreconciled", "usage_base", "claims"]
+                       "heldout_passed", "heldout_total", "trials", "gaps", "unreconciled", "usage_base", "claims",
+                       "manifest"]
     assert [r[1] for r in conn.execute("PRAGMA table_info(embeddings)")] == ["node_id", "model", "vec", "text_hash"]
     assert [r[1] for r in conn.execute("PRAGMA table_info(usage)")] == ["node_id", "fold"]
     applied = [r[0] for r in conn.execute("SELECT name FROM migrations ORDER BY name")]

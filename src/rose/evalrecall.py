@@ -189,14 +189,14 @@ def _servable(stores: list[Store], ids: list[str]) -> list[str]:
 def _as_served(stores: list[Store], ids: list[str]) -> set[str]:
     """What recall would serve for each used lesson today: itself, or the lesson a compression or merge put above
     it (a lesson used before it was compressed is served as its short form now)."""
-    from rose.recall.candidates import _servable
+    from rose.recall.candidates import servable as _servable_row
 
     out = set()
     for node_id in ids:
         for store in stores:
             rows = store.index.rows_by_id([node_id])
             if node_id in rows:
-                target = _servable(store, rows[node_id], dict(rows))
+                target = _servable_row(store, rows[node_id], dict(rows))
                 out.add(target.id if target is not None else node_id)
                 break
         else:

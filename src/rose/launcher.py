@@ -1,9 +1,36 @@
 """The `rose` console command. It only routes: `rose hook ...` (run by agents on every prompt) goes straight to the
 hook entry without importing the CLI, argparse or pathlib; everything else goes to rose.cli."""
+import os
 import sys
 
 
+def _cache_bytecode() -> None:
+    """With PYTHONDONTWRITEBYTECODE=1 an install without compiled files (an editable one) compiled some 40 modules
+    again on every hook. Bytecode then goes to a `pycache` folder in rose's private runtime folder instead (the
+    mechanism of PYTHONPYCACHEPREFIX): nothing is written beside a source file, as the variable asks, and nothing
+    is compiled twice. The folder is the warm helper's, checked for owner and mode; bytecode is code, so it is
+    used only there."""
+    if not sys.dont_write_bytecode or sys.pycache_prefix is not None:
+        return
+    from rose.warm.client import runtime_dir, sound_folder
+
+    folder, _why = runtime_dir()
+    if folder is None:
+        return
+    prefix = os.path.join(folder, "pycache")
+    try:
+        os.mkdir(prefix, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return
+    if sound_folder(prefix) is None:
+        sys.pycache_prefix = prefix
+        sys.dont_write_bytecode = False
+
+
 def main() -> int:
+    _cache_bytecode()
     if sys.argv[1:2] == ["hook"]:
         from rose.hooks.entry import main as hook_main
 

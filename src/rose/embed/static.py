@@ -20,9 +20,17 @@ def _package_dir() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+_AVAILABLE: bool | None = None
+
+
 def available() -> bool:
-    pkg = _package_dir()
-    return bool(pkg and (pkg / WEIGHTS).exists() and (pkg / TOKENIZER).exists())
+    """Are wordllama's files installed? Asked on every prompt: a True is remembered for the process (the warm
+    helper), a False is looked up again (the user may install it meanwhile)."""
+    global _AVAILABLE
+    if not _AVAILABLE:
+        pkg = _package_dir()
+        _AVAILABLE = bool(pkg and (pkg / WEIGHTS).exists() and (pkg / TOKENIZER).exists())
+    return _AVAILABLE
 
 
 class StaticEmbedder:

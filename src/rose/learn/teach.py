@@ -24,7 +24,20 @@ def teach(layers: Layers, text: str, *, title: str = "", family: str = "", tags:
     new = NewLesson(body=text, title=title, family=family, tags=[t.strip() for t in (tags or []) if t.strip()],
                     origin=Origin.MANUAL, from_user=True, scope=scope)
     result = consolidate(layers, new, judge, settings)
-    from rose.learn.learner import _embed_new
-
-    _embed_new(layers, settings)
+    _embed_later(layers, settings)
     return result
+
+
+def _embed_later(layers: Layers, settings: Settings) -> None:
+    """The new lesson's vector is made by the warm helper, which has the model loaded, not by loading the model
+    here for one lesson. With no helper it is made by the next ranking that loads one (a helper's periodic
+    catch-up, `rose index`, or any command that ranks in-process): vectors are derived, lexical search has the
+    lesson at once."""
+    from rose.config import EmbedProvider
+    from rose.warm import client
+
+    es = settings.embed
+    if es.provider is EmbedProvider.NONE:
+        return
+    embed = client.embed_spec(es)
+    client.catch_up(embed, [str(s.index_db_path) for s in layers.stores()])

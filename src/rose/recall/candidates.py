@@ -145,7 +145,7 @@ def fuse(stores: list[Store], lists: RankLists, settings: RecallSettings, now: d
 
     served: dict[tuple[int, str], Candidate] = {}
     for c in raw.values():
-        target = _servable(c.store, c.row, rows[id(c.store)]) if map_up else c.row
+        target = servable(c.store, c.row, rows[id(c.store)]) if map_up else c.row
         if target is None or (exclude and target.id in exclude):
             continue
         key = (id(c.store), target.id)
@@ -166,7 +166,7 @@ def fuse(stores: list[Store], lists: RankLists, settings: RecallSettings, now: d
     return sorted(served.values(), key=lambda c: (-c.score, c.id))
 
 
-def _servable(store: Store, row: IndexRow, cache: dict[str, IndexRow], hops: int = 12) -> IndexRow | None:
+def servable(store: Store, row: IndexRow, cache: dict[str, IndexRow], hops: int = 12) -> IndexRow | None:
     """The node to serve for a hit: itself if servable, else its nearest servable ancestor (up the parents)."""
     frontier = [row]
     seen = {row.id}

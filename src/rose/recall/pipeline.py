@@ -67,9 +67,14 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
         return RecallResult("", "", trace=trace)
     stores = layers.stores()
     notes: list[str] = []
+    building: list[str] = []
     for store in stores:
         try:
-            store.sync(quick=hot)
+            report = store.sync(quick=hot, until=_parse_until(deadline) if hot else None)
+            if report.pending:
+                building.append(f"{store.scope.value} index building in the background: "
+                                f"{report.files - report.pending} of {report.files} lessons searchable")
+                notes.append(building[-1])
         except BUSY as exc:
             if not hot:
                 raise
@@ -85,7 +90,8 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
                       "global_tokens": global_tokens, "global_max_tokens": rs.global_max_tokens}
     if count == 0:
         trace["gate"] = "empty store: nothing to recall"
-        return RecallResult("", "", trace=trace)
+        # a fresh clone whose index is still being built has lessons, only none searchable yet: say so
+        return RecallResult("", notice([], "; ".join(building)) if building else "", trace=trace)
 
     query = prompt[:MAX_PROMPT_CHARS]
     if tokens <= rs.max_pack_tokens and global_tokens <= rs.global_max_tokens:
@@ -150,7 +156,8 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
         from rose.store.events import EventKind
 
         try:
-            owner.event(EventKind.INJECT, structural=not notes, session=session_id,
+            # rose's own notes are enums and counts; only a backend's failure reason is outside text to redact
+            owner.event(EventKind.INJECT, structural=not trace.get(OUTSIDE_TEXT), session=session_id,
                         served=[i.id for i in items if i.tier is Tier.FULL],
                         refreshed=[i.id for i in items if i.tier is Tier.REFRESH],
                         fresh=[i.id for i in items if i.tier is Tier.FRESH], withheld=[i.id for i in withheld],
@@ -199,6 +206,18 @@ def _announce(owner: Store, line: str, hot: bool) -> str:
     if not said:
         return line
     return f"{line} · {said}" if line else f"⋯ ROSE · {said}"
+
+
+OUTSIDE_TEXT = "notes_carry_outside_text"   # trace flag: a note quotes text rose did not write (redact the event)
+SYNC_SHARE = 0.25   # of the prompt's time left, at most SYNC_MAX_S: what parsing unindexed files may take
+SYNC_MAX_S = 1.0
+
+
+def _parse_until(deadline: Deadline) -> float:
+    """When the prompt path stops parsing unindexed files (a fresh clone): the rest is built in the background."""
+    import time
+
+    return time.monotonic() + min(SYNC_MAX_S, SYNC_SHARE * deadline.remaining())
 
 
 def _busy_what(exc: BaseException) -> str:
@@ -280,6 +299,7 @@ def _run_selector(query, found, stores, settings, judge, session_id, cwd, rules,
         except selectors.SelectorFailed as failed:
             fallbacks.append(f"fork failed ({failed.reason}) -> judge")
             notes.append(f"fork selector failed ({_short(failed.reason)})")
+            trace[OUTSIDE_TEXT] = True
             want = Selector.JUDGE
     if selection is None and want is Selector.JUDGE:
         try:
@@ -287,6 +307,7 @@ def _run_selector(query, found, stores, settings, judge, session_id, cwd, rules,
         except selectors.SelectorFailed as failed:
             fallbacks.append(f"judge failed ({failed.reason}) -> hybrid")
             notes.append(f"judge selector failed ({_short(failed.reason)}), served by search")
+            trace[OUTSIDE_TEXT] = True
     if selection is None:
         selection = selectors.hybrid(found)
     trace["selector_ran"] = selection.ran.value
@@ -321,8 +342,17 @@ def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trac
                 seeds += [n.title for n in neighbours.values()]
     expanded = " ".join(dict.fromkeys(w for w in " ".join(seeds).split() if len(w) > 2))
     expanded = " ".join(expanded.split()[:SECOND_PASS_TERMS])
-    lists = rank_lists(stores, expanded, settings, hot, deadline, evidence=False)
     exclude = {c.id for c in found} | {ch.id for ch in picked}
+    lexical = None
+    if hot and ran is not Selector.JUDGE and first is not None and first.evidence:
+        lexical = search.lexical(stores, expanded)
+        if not _may_serve(stores, lexical[:3], first, exclude):
+            # without a model only a top-3 lexical hit of this query that holds a selective prompt word is served:
+            # none of them does, so the dense query and the fusion would choose nothing (the prompt path skips them)
+            trace["second_pass"] = {"query": expanded[:500], "candidates": [],
+                                    "skipped": "no top-3 hit holds a selective word of the prompt"}
+            return []
+    lists = rank_lists(stores, expanded, settings, hot, deadline, evidence=False, lexical=lexical)
     fresh = search.fuse(stores, lists, rs, exclude=exclude)[:DISCLOSURE_MAX * 2]
     for c in fresh:
         c.pass_no = 2
@@ -349,6 +379,19 @@ def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trac
             and prompt_word(c)][:DISCLOSURE_MAX]
 
 
+def _may_serve(stores, top, first, exclude) -> bool:
+    """Could one of these lexical hits be served by the no-model second pass? Its servable node must be new and a
+    first-pass hit holding a selective word of the prompt (a necessary condition of the rule at the end of
+    _second_pass; the fused ranks decide the rest)."""
+    for store, node_id, _score in top:
+        rows = store.index.rows_by_id([node_id])
+        target = search.servable(store, rows[node_id], rows) if node_id in rows else None
+        hit = first.evidence.get((id(store), target.id)) if target is not None else None
+        if target is not None and target.id not in exclude and hit is not None and hit.selective >= 1:
+            return True
+    return False
+
+
 def _one_call(rs):
     from dataclasses import replace
 
@@ -371,12 +414,15 @@ def _rules(stores: list[Store], settings: Settings):  # -> list[rose.routing.Rul
 
 
 def rank_lists(stores: list[Store], query: str, settings: Settings, hot: bool,
-               deadline: Deadline | None = None, evidence: bool = True) -> search.RankLists:
-    """Both rank lists; `evidence` also counts each lexical hit's evidence (the second pass does without)."""
+               deadline: Deadline | None = None, evidence: bool = True,
+               lexical: list | None = None) -> search.RankLists:
+    """Both rank lists; `evidence` also counts each lexical hit's evidence (the second pass does without, and may
+    hand its `lexical` list in, already searched)."""
     dense, status = _dense(stores, query, settings, hot, deadline)
     model = search.dense_model(settings.embed) if status is search.DenseStatus.ON else None
     if not evidence:
-        return search.RankLists(search.lexical(stores, query), dense, status, {}, model)
+        return search.RankLists(search.lexical(stores, query) if lexical is None else lexical, dense, status, {},
+                                model)
     hits = search.lexical_hits(stores, query)
     return search.RankLists([(s, h.id, h.score) for s, h in hits], dense, status, search.evidence_of(hits), model)
 
@@ -397,14 +443,15 @@ def _dense(stores: list[Store], query: str, settings: Settings, hot: bool, deadl
     from rose.warm import client
 
     dbs = {str(s.index_db_path): s for s in stores}
-    embed = {"provider": es.provider.value, "base_url": es.base_url, "model": es.model, "api_key_env": es.api_key_env}
+    embed = client.embed_spec(es)
     timeout = client.DENSE_TIMEOUT_S if deadline is None else deadline.cap(client.DENSE_TIMEOUT_S)
     reply = client.dense(embed, query, list(dbs), search.LEXICAL_DEPTH, timeout) if timeout > 0.01 else None
     if reply is None and hot:
         sock = client.socket_path()
         if sock is None or not client.helpers_allowed():
             return [], search.DenseStatus.OFF   # no private folder for a helper, or helpers off: lexical only
-        client.spawn(sock)
+        if client.LOCAL_DENSE is None:   # inside the helper it is the helper itself that is still loading
+            client.spawn(sock)
         return [], search.DenseStatus.WARMING
     if reply is None:
         try:

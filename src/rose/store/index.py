@@ -113,6 +113,12 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE nodes ADD COLUMN claims TEXT NOT NULL DEFAULT '[]';     -- JSON [[claim key, claim text]]
         UPDATE files SET mtime_ns = -1;
     """),
+    ("0008_tree_manifests", """
+        -- what `rose tree` draws under a lesson, without parsing its file: the delta manifest and the trials, their
+        -- meaning only, keyed (JSON {"dropped": [[key, claim]], "trials": [[key, trial]]}); their counters come
+        -- from the usage fold when read. '' for a row written before: its file is read instead.
+        ALTER TABLE nodes ADD COLUMN manifest TEXT NOT NULL DEFAULT '';
+    """),
 ]
 USAGE_MARK = "usage_log"   # meta key: how much of usage.jsonl is folded (offset, crc of it, and the file's stat)
 
@@ -167,6 +173,8 @@ class SyncReport:
     updated: int = 0
     removed: int = 0
     problems: list[tuple[str, str]] = field(default_factory=list)  # (relative path, reason)
+    pending: int = 0      # files left for later by a bounded sync (`until`): new or changed, not yet parsed
+    files: int = 0        # lesson files seen by the scan
 
     @property
     def changed(self) -> bool:
@@ -309,6 +317,10 @@ class Index:
         self.conn.execute("INSERT OR REPLACE INTO files(path, mtime_ns, size, node_id, problem) VALUES (?,?,?,?,NULL)",
                           (rel_path, mtime_ns, size, node.id))
 
+    def batch(self) -> contextlib.AbstractContextManager[None]:
+        """Many writes in one transaction (Store.save_many): one commit for the batch, rolled back whole on error."""
+        return self._transaction()
+
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
         """One write transaction; nested uses join the outer one (a sync writes its whole batch at once)."""
@@ -345,7 +357,7 @@ class Index:
         tags = " ".join(node.tags)
         claims = json.dumps([[k, c.claim] for k, c in zip(usage.claim_keys(node), node.dropped)], ensure_ascii=False)
         cur = self.conn.execute(
-            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (node.id, node.family, node.title, node.gist, tags, node.body, node.level, node.status.value,
              node.origin.value, node.memory_type.value, node.scope.value, node.importance,
              json.dumps(node.parents), json.dumps(node.derived_from), len(node.dropped), estimate(node.body),
@@ -354,13 +366,13 @@ class Index:
              text_hash(node.title, tags, node.gist, node.body),
              sum(1 for c in node.dropped if c.rescues > 0), node.heldout_passed, node.heldout_total,
              len(node.trials), len(node.gaps), int(node.unreconciled),
-             "" if base is None or base.empty() else base.to_json(), claims))
+             "" if base is None or base.empty() else base.to_json(), claims, _manifest(node)))
         self.conn.execute("INSERT INTO nodes_fts(rowid, id, title, gist, tags, body) VALUES (?,?,?,?,?,?)",
                           (cur.lastrowid, node.id, node.title, node.gist, tags, node.body))
 
     # -- catching up with the files -------------------------------------------------------------------------
     def sync(self, nodes_dir: Path, parse: Callable[[Path], Node | tuple[Node, View]],
-             quick: bool = False) -> SyncReport:
+             quick: bool = False, until: float | None = None) -> SyncReport:
         """Bring the index in line with the files under nodes_dir. Cheap when nothing changed: one stat a file.
 
         `quick` (the per-prompt path) first compares the folders' mtimes, which any add, delete or atomic save
@@ -373,9 +385,12 @@ class Index:
             if meta.get("dirs") == dirs and time.time() - float(meta.get("full_scan", 0)) < FULL_SCAN_EVERY_S:
                 return SyncReport()  # unchanged; problems are reported by full scans (commands, doctor)
         with self._transaction():  # one commit for the whole catch-up, not one per file
-            return self._sync(nodes_dir, parse)
+            return self._sync(nodes_dir, parse, until)
 
-    def _sync(self, nodes_dir: Path, parse: Callable[[Path], Node | tuple[Node, View]]) -> SyncReport:
+    def _sync(self, nodes_dir: Path, parse: Callable[[Path], Node | tuple[Node, View]],
+              until: float | None = None) -> SyncReport:
+        """`until` (a time.monotonic() value) bounds the parsing: files past it are counted as `pending`, left for
+        the next sync, and the scan is not marked complete (so a quick sync does not skip them)."""
         report = SyncReport()
         known = {row[0]: (row[1], row[2], row[3]) for row in
                  self.conn.execute("SELECT path, mtime_ns, size, problem FROM files")}
@@ -386,6 +401,9 @@ class Index:
             if prior is not None and prior[0] == st.st_mtime_ns and prior[1] == st.st_size:
                 if prior[2]:
                     report.problems.append((rel, prior[2]))
+                continue
+            if until is not None and (report.pending or time.monotonic() > until):
+                report.pending += 1
                 continue
             try:
                 parsed = parse(self.root / rel)
@@ -402,8 +420,10 @@ class Index:
         for rel in set(known) - seen:
             self.remove_path(rel)
             report.removed += 1
-        self.conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                              [("dirs", _dir_stamps(nodes_dir)), ("full_scan", str(time.time()))])
+        report.files = len(seen)
+        if not report.pending:
+            self.conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                                  [("dirs", _dir_stamps(nodes_dir)), ("full_scan", str(time.time()))])
         return report
 
     def _upsert_from_sync(self, node: Node, rel: str, st: os.stat_result, base: View | None = None) -> None:
@@ -601,6 +621,31 @@ class Index:
 
 
     # -- reads -----------------------------------------------------------------------------------------------
+    def manifests(self, ids: Iterable[str]) -> dict[str, tuple[list[dict], list[dict]]]:
+        """(dropped claims, trials) of these nodes as their files and the usage log say together, as dicts
+        (Claim.to_dict, Trial.to_dict), read from the index alone. A node indexed before manifests were kept is
+        left out: the caller reads its file."""
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, tuple[list[dict], list[dict]]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            states = {r[0]: _state(r[1]) for r in self.conn.execute(
+                f"SELECT node_id, fold FROM usage WHERE node_id IN ({marks})", chunk)}  # noqa: S608
+            for node_id, base_json, manifest in self.conn.execute(
+                    f"SELECT id, usage_base, manifest FROM nodes WHERE id IN ({marks})", chunk):  # noqa: S608
+                if not manifest:
+                    continue
+                base, state = View.from_json(base_json), states.get(node_id)
+                if usage.base_taken(node_id, base, state):
+                    base = View()
+                sums = usage.combine(base, state).sums
+                data = json.loads(manifest)
+                out[node_id] = (
+                    [{**c, **{n: int(sums.get(f"{k}:{n}", 0)) for n in usage.CLAIM_COUNTERS}} for k, c in data["dropped"]],
+                    [{**t, **{n: int(sums.get(f"{k}:{n}", 0)) for n in usage.TRIAL_COUNTERS}} for k, t in data["trials"]])
+        return out
+
     def path_of(self, node_id: str) -> str | None:
         row = self.conn.execute("SELECT path FROM nodes WHERE id=?", (node_id,)).fetchone()
         return row[0] if row else None
@@ -614,8 +659,8 @@ class Index:
         if where:
             sql += " WHERE " + where
         sql += " ORDER BY family, level DESC, id"
-        return [IndexRow(r[0], r[1], r[2], r[3], r[4].split(), r[5], r[6], r[7], r[8], r[9], json.loads(r[10]),
-                         json.loads(r[11]), r[12], r[13], r[14], r[15], r[16], r[17], r[18], json.loads(r[19]))
+        return [IndexRow(r[0], r[1], r[2], r[3], r[4].split(), r[5], r[6], r[7], r[8], r[9], _json_list(r[10]),
+                         _json_list(r[11]), r[12], r[13], r[14], r[15], r[16], r[17], r[18], _json_list(r[19]))
                 for r in self.conn.execute(sql, tuple(params))]
 
     def rows_by_id(self, ids: Iterable[str]) -> dict[str, IndexRow]:
@@ -749,6 +794,20 @@ class Index:
 
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+
+
+def _json_list(text: str) -> list:
+    """A JSON list column; most are empty, and json.loads costs a microsecond or two a call at 50,000 rows."""
+    return [] if text == "[]" else json.loads(text)
+
+
+def _manifest(node: Node) -> str:
+    """A node's delta manifest and trials for `rose tree`: meaning only (the counters are usage, folded on read)."""
+    dropped = [[k, {n: v for n, v in c.to_dict().items() if n not in usage.CLAIM_COUNTERS}]
+               for k, c in zip(usage.claim_keys(node), node.dropped)]
+    trials = [[k, {n: v for n, v in t.to_dict().items() if n not in usage.TRIAL_COUNTERS}]
+              for k, t in zip(usage.trial_keys(node), node.trials)]
+    return json.dumps({"dropped": dropped, "trials": trials}, ensure_ascii=False)
 
 
 def _state(text: str) -> dict:

@@ -67,7 +67,7 @@ from typing import Any
 from rose.errors import CorruptFile, NodeNotFound
 from rose.model import Episode, Node, Scope, new_episode_id, new_node_id, valid_episode_id, valid_node_id
 from rose.store import events, usage
-from rose.store.atomic import LOCK_TIMEOUT_S, file_lock, write_text_atomic
+from rose.store.atomic import LOCK_TIMEOUT_S, FileBatch, file_lock, write_text_atomic
 from rose.store.index import Index, IndexRow, SyncReport
 
 GITIGNORE = """\
@@ -107,6 +107,36 @@ class _OnDisk:
 
     def same(self, meaning: dict[str, Any], body: str) -> bool:
         return self.body == body and self.meaning == meaning
+
+
+INDEX_MD_HEADER = "# rose index: id | family | level | title | tags | gist | path"
+
+
+def _index_md_line(node_id: str, family: str, level: int, title: str, tags: str, gist: str, path: str) -> str:
+    gist = gist.replace("\n", " ").replace("|", "/")
+    title = title.replace("\n", " ").replace("|", "/")
+    return f"{node_id} | {family} | L{level} | {title} | {' '.join(tags.split())} | {gist} | {path}"
+
+
+class _IndexMdKeys:
+    """index.md's lines seen as their sort keys (family, -level, id), parsed only where a bisection looks."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        self.broken = False
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __getitem__(self, i: int) -> tuple[str, int, str]:
+        parts = self.lines[i].split(" | ", 3)
+        try:
+            if len(parts) < 4 or not parts[2].startswith("L"):
+                raise ValueError(parts)
+            return parts[1], -int(parts[2][1:]), parts[0]
+        except ValueError:
+            self.broken = True
+            return "", 0, ""
 
 
 def family_slug(name: str) -> str:
@@ -154,6 +184,8 @@ class Store:
         self._usage_stamp: object = _UNSEEN   # (size, mtime) of usage.jsonl when this process last caught up
         self._usage_offset: int | None = None
         self._attributes_checked = False
+        self._batch: FileBatch | None = None   # set while save_many writes a batch
+        self._batch_usage: list[dict[str, Any]] = []
 
     def bound_waits(self, seconds: float) -> None:
         """Wait at most `seconds` for this store's locks and its index: the prompt hook serves what it can instead
@@ -270,13 +302,20 @@ class Store:
         self._usage_stamp, self._usage_offset = stamp, offset
         return changed
 
-    def sync(self, quick: bool = False) -> SyncReport:
+    def sync(self, quick: bool = False, until: float | None = None) -> SyncReport:
         """Catch the index up with hand-edited, added or deleted files and with usage.jsonl (a pull changes it);
         regenerate index.md if anything moved. `quick` is for the per-prompt path (see Index.sync): it never
-        folds the usage log (recency may lag a pull until the next command or learner run)."""
+        folds the usage log (recency may lag a pull until the next command or learner run). `until` (a
+        time.monotonic() value) bounds the parsing: what is left (`report.pending`, a fresh clone's unbuilt index)
+        is indexed by a detached job (rose.store.build), one per store, while prompts serve what is indexed."""
         if not quick:
             self._catch_up_usage()
-        report = self.index.sync(self.nodes_dir, self._parse_for_index, quick=quick)
+        report = self.index.sync(self.nodes_dir, self._parse_for_index, quick=quick, until=until)
+        if report.pending:
+            from rose.store import build
+
+            build.start(self.root, self.scope.value)
+            return report   # index.md is written by the job, once, when the index is whole
         if report.changed or not self.index_md_path.exists():
             with self.lock():
                 self._write_index_md()
@@ -340,14 +379,39 @@ class Store:
         and update the index and index.md, under the store lock."""
         with self.lock():
             if self._save_unlocked(node):
-                self._write_index_md()
+                self._update_index_md(node.id)
         return node
 
     def save_many(self, nodes: list[Node]) -> None:
+        """`save` for many nodes at once, all or nothing: one index transaction, one usage append and one flush
+        of the file system for the batch (FileBatch), instead of a commit and two fsyncs a node."""
         with self.lock():
-            rewrote = [self._save_unlocked(node) for node in nodes]
-            if any(rewrote):
+            batch = self._batch = FileBatch()
+            rewrote = False
+            try:
+                with self.index.batch():
+                    in_batch: set[str] = set()
+                    for node in nodes:
+                        if node.id in in_batch:   # a second save of one id reads the first one's file: land it
+                            self._commit_batch()
+                            in_batch.clear()
+                        in_batch.add(node.id)
+                        rewrote = self._save_unlocked(node) or rewrote
+                    self._commit_batch()
+            finally:
+                self._batch = None
+                self._batch_usage = []
+                batch.abort()
+            if rewrote:
                 self._write_index_md()
+
+    def _commit_batch(self) -> None:
+        """The usage log first (as in a single save), then the files, durable and in place."""
+        assert self._batch is not None
+        if self._batch_usage:
+            records, self._batch_usage = self._batch_usage, []
+            self._append_usage(records, batched=False)
+        self._batch.commit()
 
     def _save_unlocked(self, node: Node, disk: _OnDisk | None | object = _UNSEEN) -> bool:
         """Returns whether the file was (re)written. `disk` is the file as read under this same lock (update)."""
@@ -375,17 +439,24 @@ class Store:
             records.append(change)
         if records:   # the log first: killed before the file is written, the base is in both and counted once
             self._append_usage(records)
+        st = None
         if rewrite:
             from rose.store.frontmatter import render_node
 
-            write_text_atomic(path, render_node(node, meaning))
+            if self._batch is not None:
+                st = self._batch.write_text(path, render_node(node, meaning))
+            else:
+                write_text_atomic(path, render_node(node, meaning))
         if moved and old_rel:  # the family changed: the old file goes, the new one is the node
-            try:
-                os.unlink(self.root / old_rel)
-            except FileNotFoundError:
-                pass
+            if self._batch is not None:
+                self._batch.unlink_after(self.root / old_rel)
+            else:
+                try:
+                    os.unlink(self.root / old_rel)
+                except FileNotFoundError:
+                    pass
             self.index.remove_path(old_rel)
-        st = path.stat()
+        st = st or path.stat()
         kept = usage.View() if rewrite or not isinstance(disk, _OnDisk) else _redacted(disk.base)
         self.index.upsert(node, rel, st.st_mtime_ns, st.st_size, kept)
         return rewrite
@@ -397,8 +468,12 @@ class Store:
             return None   # nothing readable there: the save writes the file whole, as it always did
         return _OnDisk(usage.meaning(node), node.body, usage.view_of(node))
 
-    def _append_usage(self, records: list[dict[str, Any]]) -> None:
-        """Append under the store lock (the caller holds it), then fold our own lines into the index."""
+    def _append_usage(self, records: list[dict[str, Any]], batched: bool = True) -> None:
+        """Append under the store lock (the caller holds it), then fold our own lines into the index. Inside a
+        batch (save_many) the records wait for the batch's commit, which appends them before any file lands."""
+        if batched and self._batch is not None:
+            self._batch_usage += records
+            return
         if not self._attributes_checked:
             self._ensure_gitattributes()
         usage.append(self.usage_path, records)
@@ -448,7 +523,7 @@ class Store:
             node, disk = self._get(node_id, meaning=True)
             change(node)
             if self._save_unlocked(node, disk):
-                self._write_index_md()
+                self._update_index_md(node.id)
         return node
 
     def embed_missing(self, embedder: Any, batch: int = 256) -> int:
@@ -474,12 +549,35 @@ class Store:
             done += stored
 
     def _write_index_md(self) -> None:
-        lines = ["# rose index: id | family | level | title | tags | gist | path", ""]
-        for r in self.index.rows():
-            gist = r.gist.replace("\n", " ").replace("|", "/")
-            title = r.title.replace("\n", " ").replace("|", "/")
-            lines.append(f"{r.id} | {r.family} | L{r.level} | {title} | {' '.join(r.tags)} | {gist} | {r.path}")
+        lines = [INDEX_MD_HEADER, ""]
+        lines += [_index_md_line(*r) for r in self.index.conn.execute(
+            "SELECT id, family, level, title, tags, gist, path FROM nodes ORDER BY family, level DESC, id")]
         write_text_atomic(self.index_md_path, "\n".join(lines) + "\n")
+
+    def _update_index_md(self, node_id: str) -> None:
+        """One lesson's line of index.md replaced or put in its sorted place (a single save): the rest of the file
+        is copied, never recomputed, so a save costs the same at 50,000 lessons as at 1,000. Anything unexpected in
+        the file (a hand edit, an older layout) means the whole file is written again instead."""
+        import bisect
+
+        row = self.index.conn.execute("SELECT id, family, level, title, tags, gist, path FROM nodes WHERE id=?",
+                                      (node_id,)).fetchone()
+        try:
+            lines = self.index_md_path.read_text(encoding="utf-8").split("\n")
+        except (OSError, UnicodeDecodeError):
+            lines = []
+        if lines[:2] != [INDEX_MD_HEADER, ""] or lines[-1] != "":
+            self._write_index_md()
+            return
+        body = [ln for ln in lines[2:-1] if not ln.startswith(f"{node_id} | ")]
+        if row is not None:
+            keys = _IndexMdKeys(body)
+            at = bisect.bisect_left(keys, (row[1], -row[2], row[0]))
+            if keys.broken:
+                self._write_index_md()
+                return
+            body.insert(at, _index_md_line(*row))
+        write_text_atomic(self.index_md_path, "\n".join([INDEX_MD_HEADER, "", *body, ""]))
 
     # -- episodes --------------------------------------------------------------------------------------------
     def new_episode_id(self) -> str:

@@ -227,6 +227,11 @@ def run_hook(argv: list[str], payload: bytes, timeout: float) -> str | None:
     return out if isinstance(out, str) else None
 
 
+def embed_spec(es: Any) -> dict[str, Any]:
+    """An embedding configuration (rose.config.EmbedSettings) as a request carries it: the helper's key for it."""
+    return {"provider": es.provider.value, "base_url": es.base_url, "model": es.model, "api_key_env": es.api_key_env}
+
+
 def dense(embed: dict[str, Any], query: str, dbs: list[str], k: int,
           timeout: float = DENSE_TIMEOUT_S) -> dict[str, Any] | None:
     if LOCAL_DENSE is not None:
@@ -238,3 +243,16 @@ def dense(embed: dict[str, Any], query: str, dbs: list[str], k: int,
         return request(sock, {"op": "dense", "embed": embed, "query": query, "dbs": dbs, "k": k}, timeout)
     except Timeout:
         return None
+
+
+def catch_up(embed: dict[str, Any], dbs: list[str], timeout: float = CONNECT_TIMEOUT_S * 4) -> bool:
+    """Ask a running helper to embed what these indexes lack, in its own time. False when none answered (the
+    vectors then come with the next `rose index`, command that ranks in-process, or helper's periodic catch-up)."""
+    sock = socket_path()
+    if sock is None or not helpers_allowed():
+        return False
+    try:
+        reply = request(sock, {"op": "catch_up", "embed": embed, "dbs": dbs}, timeout)
+    except Timeout:
+        return False
+    return bool(reply and reply.get("started"))

@@ -1,8 +1,9 @@
 """`python -m rose.warm.server SOCKET`: the warm helper. Started by a hook, never by hand.
 
-It serves two requests over a private Unix socket, each one JSON line:
+It serves three requests over a private Unix socket, each one JSON line:
     {"op": "hook", "argv": [agent, event], "stdin": payload, "cwd", "env"}  -> {"stdout": the hook's JSON}
     {"op": "dense", "embed": {...}, "query", "dbs", "k"}                    -> {"ranks": {db: [[id, cosine], ...]}}
+    {"op": "catch_up", "embed": {...}, "dbs"}                               -> {"started": bool} (embeds off-line)
 Hooks run here exactly as in a fresh process (the same dispatch, the same fail-open boundary), in the caller's own
 environment and working directory (rose.environment); only imports, the embedding model and the vectors are already
 warm. One helper per user and installation: a second one started at the same moment finds the first's lock and
@@ -30,21 +31,52 @@ CODE_CHECK_EVERY_S = 10.0  # how often the helper checks whether rose's code cha
                            # the next prompt starts a helper with the new code)
 
 
+class Warming(Exception):
+    """The model or a vector table is still loading: the caller serves lexical results now (never waits for it)."""
+
+
 class Warm:
-    """What stays loaded: embedders per configuration, and vector tables per index."""
+    """What stays loaded: embedders per configuration, and vector tables per index.
+
+    Nothing is loaded inside a request: what a request needs and is not loaded yet is loaded by a background
+    thread (one per thing) while the request is told `Warming` at once, so the first prompts after the helper
+    starts are served lexical-only inside their deadline instead of blocking on the model or the vectors."""
 
     def __init__(self) -> None:
         self.embedders: dict[str, Any] = {}
         self.tables: dict[tuple[str, str], Any] = {}
         self.checked: dict[tuple[str, str], float] = {}
         self.catching_up: set[str] = set()
-        self.lock = threading.Lock()
+        self.loading: set[object] = set()
+        self.lock = threading.Lock()        # ranking: the loaded embedders and tables are used one query at a time
+        self.load_lock = threading.Lock()   # the `loading` set
 
-    def embedder(self, embed: dict[str, Any]) -> Any:
+    def _in_background(self, what: object, load: Any) -> None:
+        with self.load_lock:
+            if what in self.loading:
+                return
+            self.loading.add(what)
+
+        def work() -> None:
+            try:
+                load()
+            except Exception as exc:  # noqa: BLE001 - logged; the next request tries again
+                print(f"loading {what} failed: {exc}", file=sys.stderr, flush=True)
+            finally:
+                with self.load_lock:
+                    self.loading.discard(what)
+
+        threading.Thread(target=work, daemon=True).start()
+
+    @staticmethod
+    def _key(embed: dict[str, Any]) -> str:
+        return json.dumps(embed, sort_keys=True)
+
+    def load_embedder(self, embed: dict[str, Any]) -> Any:
         from rose.config import EmbedProvider, EmbedSettings
         from rose.embed import make_embedder
 
-        key = json.dumps(embed, sort_keys=True)
+        key = self._key(embed)
         if key not in self.embedders:
             settings = EmbedSettings(provider=EmbedProvider(embed.get("provider", "auto")),
                                      base_url=str(embed.get("base_url", EmbedSettings().base_url)),
@@ -53,28 +85,54 @@ class Warm:
             self.embedders[key] = make_embedder(settings)
         return self.embedders[key]
 
-    def rank(self, embed: dict[str, Any], query: str, dbs: list[str], k: int) -> dict[str, list]:
+    def _load_table(self, db: str, embedder: Any) -> None:
         from rose.embed.dense import VectorTable
 
+        table = VectorTable(Path(db), embedder.name)
+        [probe] = embedder.embed(["warm"])
+        table.rank(probe, 1)   # reads the vectors and lays the matrix out, here, not in a request
+        self.tables[(db, embedder.name)] = table
+
+    def rank(self, embed: dict[str, Any], query: str, dbs: list[str], k: int) -> dict[str, list]:
+        key = self._key(embed)
+        if key not in self.embedders:
+            self._in_background(("model", key), lambda: self.load_embedder(embed))
+            raise Warming("the embedding model is loading")
+        embedder = self.embedders[key]
+        if embedder is None:
+            raise RuntimeError("no embedding model available")
+        waiting = [db for db in dbs if (db, embedder.name) not in self.tables and Path(db).exists()]
+        for db in waiting:
+            self._in_background(("table", db, embedder.name), lambda db=db: self._load_table(db, embedder))
+        if waiting:
+            raise Warming("vectors are loading")
         with self.lock:
-            embedder = self.embedder(embed)
-            if embedder is None:
-                raise RuntimeError("no embedding model available")
             [qvec] = embedder.embed([query])
             ranks = {}
             for db in dbs:
-                key = (db, embedder.name)
-                table = self.tables.get(key)
-                if table is None and Path(db).exists():
-                    table = self.tables[key] = VectorTable(Path(db), embedder.name)
+                table_key = (db, embedder.name)
+                table = self.tables.get(table_key)
                 if table is None:
                     ranks[db] = []
                     continue
                 ranks[db] = table.rank(qvec, k)
-                if time.monotonic() - self.checked.get(key, 0.0) > CATCH_UP_EVERY_S:
-                    self.checked[key] = time.monotonic()
+                if time.monotonic() - self.checked.get(table_key, 0.0) > CATCH_UP_EVERY_S:
+                    self.checked[table_key] = time.monotonic()
                     self.catch_up(db, embedder)
         return ranks
+
+    def catch_up_now(self, embed: dict[str, Any], dbs: list[str]) -> bool:
+        """Embed what these indexes lack, in the background (a `rose add` asks, so its process loads no model).
+        False while the model itself is loading: the first ranking catches up then."""
+        key = self._key(embed)
+        embedder = self.embedders.get(key)
+        if embedder is None:
+            self._in_background(("model", key), lambda: self.load_embedder(embed))
+            return False
+        for db in dbs:
+            if Path(db).exists():
+                self.catch_up(db, embedder)
+        return True
 
     def catch_up(self, db: str, embedder: Any) -> None:
         """Embed lessons written without a vector (hand edits, adds while no model was loaded), off the request."""
@@ -128,6 +186,8 @@ class _Handler(socketserver.StreamRequestHandler):
             if message.get("op") == "dense":
                 reply: dict[str, Any] = {"ranks": WARM.rank(message["embed"], str(message["query"]),
                                                             list(message["dbs"]), int(message.get("k", 50)))}
+            elif message.get("op") == "catch_up":
+                reply = {"started": WARM.catch_up_now(message["embed"], list(message["dbs"]))}
             elif message.get("op") == "hook":
                 env = message.get("env")
                 reply = {"stdout": _run_hook(list(message["argv"]), str(message["stdin"]),
@@ -195,6 +255,11 @@ def serve(sock: str) -> None:
     if lock is None:
         return  # another helper for this installation runs already
     client.LOCAL_DENSE = local_dense  # recall inside this process ranks here
+    # the imports the hook path needs, before the socket exists: a client meanwhile finds no socket and works
+    # in-process at once, instead of waiting in the listen queue of a helper that is still importing
+    import rose.hooks.entry  # noqa: F401
+    import rose.recall  # noqa: F401
+
     _clear_stale(sock)
     server = _Server(sock, _Handler)
     os.chmod(sock, 0o600)
@@ -223,20 +288,16 @@ def serve(sock: str) -> None:
                     return
 
     threading.Thread(target=watchdog, daemon=True).start()
-    # warm the imports the hook path needs, and the default embedding model, before the first request arrives
-    import rose.hooks.entry  # noqa: F401
-    import rose.recall  # noqa: F401
-
+    # the default embedding model loads in the background; requests meanwhile are served lexical-only
     def preload() -> None:
         from dataclasses import asdict
 
         from rose.config import EmbedSettings
 
         defaults = {k: getattr(v, "value", v) for k, v in asdict(EmbedSettings()).items()}
-        with contextlib.suppress(Exception), WARM.lock:
-            WARM.embedder(defaults)
+        WARM._in_background(("model", WARM._key(defaults)), lambda: WARM.load_embedder(defaults))
 
-    threading.Thread(target=preload, daemon=True).start()
+    preload()
     try:
         server.serve_forever(poll_interval=0.5)
     finally:
