@@ -72,7 +72,7 @@ def test_what_a_file_holds_is_never_fatal(tmp_path: Path) -> None:
     assert s.recall.judge_calls == 7
     assert any(p.kind is config.ProblemKind.UNREADABLE and p.source == str(broken) for p in s.problems)
     # the strict path stays strict: `rose config set` names the key
-    with pytest.raises(ConfigError, match="unknown setting 'recal.x'"):
+    with pytest.raises(ConfigError, match=r"unknown setting 'recal\.x'"):
         config.set_in_file(path, "recal.x", "1")
 
 

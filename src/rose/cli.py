@@ -123,7 +123,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
     elif not results:
         print("nothing queued")
     else:
-        for store, r in results:
+        for _store, r in results:
             print(f"{'done' if r.done else 'left'}  {r.job.name}: {r.detail}")
     return 0 if all(r.done for _s, r in results) else 1
 
@@ -688,7 +688,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # noqa: BLE001 - a bug must still read as one line, with the way to see more
+    except Exception as exc:  # a bug must still read as one line, with the way to see more
         if os.environ.get("ROSE_DEBUG"):
             raise
         print(f"rose: internal error: {type(exc).__name__}: {exc} (set ROSE_DEBUG=1 for the traceback)",

@@ -110,7 +110,8 @@ class CompressionSettings:
     replay_k: int = knob(5, "Regression episodes replayed to validate a candidate.")
     max_token_ratio: float = knob(0.75, "A candidate must be at most this fraction of the original's tokens.")
     heldout_fraction: float = knob(0.3, "Share of episodes never used to accept a compression, replayed after.")
-    under_report_ratio: float = knob(0.9, "A candidate below this fraction of the original that declares no dropped claim is under-reported.")
+    under_report_ratio: float = knob(0.9, "A candidate below this fraction of the original that declares no dropped "
+                                          "claim is under-reported.")
 
 
 @dataclass

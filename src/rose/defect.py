@@ -237,7 +237,7 @@ def _failures(layers: Layers) -> Section:
     from rose.redact import redact
 
     bad = []
-    for ts, store, text in _event_lines(layers):
+    for _ts, store, text in _event_lines(layers):
         ev = json.loads(text)
         if ev.get("ok") is False or ev.get("kind") == "skip" or str(ev.get("outcome", "")).startswith(("fail", "timeout")) \
                 or ev.get("error"):

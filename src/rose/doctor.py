@@ -59,7 +59,10 @@ def _helper_checks() -> list[Check]:
     running = ""
     try:
         if sock and client.request(sock, {"op": "ping"}, 1.0) is None and os.path.exists(sock):
-            running = f"running (pid {open(pid_file).read().strip()})" if os.path.exists(pid_file) else "running"
+            running = "running"
+            if os.path.exists(pid_file):
+                with open(pid_file) as handle:
+                    running = f"running (pid {handle.read().strip()})"
     except (OSError, client.Timeout):
         running = ""
     return [Check("warm helper", Level.OK, f"{running or 'not running (the next prompt starts one)'}; {why}")]

@@ -156,7 +156,7 @@ def _run_arm(arm: str, stores: list[Store], ep: Any, settings: Settings, judge: 
             return [], "none", True
     arm_settings = replace(settings, recall=replace(settings.recall, selector=Selector(arm)))
     trace: dict[str, Any] = {}
-    chosen, notes = pipeline._select(stores, ep.prompt[:pipeline.MAX_PROMPT_CHARS], arm_settings, trace, judge,
+    chosen, _notes = pipeline._select(stores, ep.prompt[:pipeline.MAX_PROMPT_CHARS], arm_settings, trace, judge,
                                      ep.session if arm == "fork" else None, None, False,
                                      getattr(judge.backend, "name", None) if judge is not None else None,
                                      Deadline(settings.recall.deadline_s))

@@ -198,7 +198,7 @@ def test_plugin_without_rose_says_what_to_run_and_no_hook_fails(claude: Path, mo
     lines = [json.loads(line) for line in cp.stdout.splitlines() if line.startswith("{")]
     responses = {d["hook_event"]: d for d in lines if d.get("subtype") == "hook_response"}
     assert {"UserPromptSubmit", "Stop"} <= set(responses), responses
-    for event, response in responses.items():
+    for response in responses.values():
         assert (response["exit_code"], response["outcome"], response["stderr"]) == (0, "success", ""), response
     assert responses["Stop"]["stdout"] == ""
     notices = [d["content"] for d in lines if d.get("subtype") == "informational"]

@@ -102,11 +102,11 @@ def codex_config(agent: Agent, scope: Scope, home: Path, project: Path) -> None:
     """A lived-in config.toml (comments, tables, another hook's trust, no trailing newline) and AGENTS.md files."""
     two_space_indent(agent, scope, home, project)
     _write(home / ".codex" / "config.toml", (
-        '# my codex config\nmodel = "gpt-5"  # the default\n\n[projects."/somewhere/else"]\ntrust_level = "trusted"\n\n'
-        '[hooks.state."/somewhere/else/.codex/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:abc"\n'
-        '[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "docs-mcp"]').encode(), mode=0o600)
-    _write(project / "AGENTS.md", "# Agents\n\nUse tabs.\n".encode())
-    _write(home / ".codex" / "AGENTS.md", "Be brief.".encode())
+        b'# my codex config\nmodel = "gpt-5"  # the default\n\n[projects."/somewhere/else"]\ntrust_level = "trusted"\n\n'
+        b'[hooks.state."/somewhere/else/.codex/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:abc"\n'
+        b'[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "docs-mcp"]'), mode=0o600)
+    _write(project / "AGENTS.md", b"# Agents\n\nUse tabs.\n")
+    _write(home / ".codex" / "AGENTS.md", b"Be brief.")
 
 
 def codex_config_empty_files(agent: Agent, scope: Scope, home: Path, project: Path) -> None:

@@ -158,7 +158,7 @@ def test_a_schema_breaking_answer_is_retried_once_then_fails(mock, name):
     with pytest.raises(JudgeFailure) as err:
         Judge(BACKENDS[name](mock), timeout_s=60).ask(calls.SCOPE, S["scope"].request, stage="consolidation")
     assert err.value.kind is FailureKind.SCHEMA and "'everywhere' is not one of" in str(err.value)
-    first, second = mock.model_requests()
+    _first, second = mock.model_requests()
     assert "previous answer was rejected" in second.body_text and "'local' is not one of" in second.body_text
 
 

@@ -32,10 +32,10 @@ from rose.install.model import (
 )
 
 __all__ = [
+    "HOOKS",
     "Action",
     "Agent",
     "FileChange",
-    "HOOKS",
     "HookSpec",
     "InstallError",
     "InstallReport",

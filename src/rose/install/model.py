@@ -15,15 +15,15 @@ from rose.errors import RoseError
 from rose.hooks.adapters import Agent, HookName
 
 __all__ = [
-    "Agent",
-    "Scope",
-    "Level",
     "Action",
-    "HookSpec",
+    "Agent",
     "FileChange",
-    "InstallReport",
-    "WiringCheck",
+    "HookSpec",
     "InstallError",
+    "InstallReport",
+    "Level",
+    "Scope",
+    "WiringCheck",
 ]
 
 

@@ -381,24 +381,28 @@ def reconcile_pending(layers: Layers, judge: Judge, settings: Settings, limit: i
             _archive(store, node.id, f"folded into the lineage of {existing.id}")
             results.append(Result(Action.REFINED, existing, existing_store, existing.id, reason))
         elif relation == "contradicts":
-            def mine(n: Node) -> None:
-                n.status, n.conflict, n.unreconciled = Status.DISPUTED, question or reason, False
-                n.disputes = list(dict.fromkeys(n.disputes + [existing.id]))
+            # each edit binds this iteration's values (it runs at once, but a closure over loop names would not say so)
+            def mine(n: Node, conflict: str = question or reason, other: str = existing.id) -> None:
+                n.status, n.conflict, n.unreconciled = Status.DISPUTED, conflict, False
+                n.disputes = list(dict.fromkeys([*n.disputes, other]))
 
-            def theirs(n: Node) -> None:
-                n.status, n.conflict = Status.DISPUTED, question or reason
-                n.disputes = list(dict.fromkeys(n.disputes + [node.id]))
+            def theirs(n: Node, conflict: str = question or reason, other: str = node.id) -> None:
+                n.status, n.conflict = Status.DISPUTED, conflict
+                n.disputes = list(dict.fromkeys([*n.disputes, other]))
             store.update(node.id, mine)
             existing_store.update(existing.id, theirs)
             results.append(Result(Action.CONTRADICTS, store.get(node.id), store, existing.id, reason))
         else:  # specialises
-            def under(n: Node) -> None:
-                n.parents = list(dict.fromkeys(n.parents + [existing.id]))
-                n.family, n.unreconciled = existing.family, False
+            def under(n: Node, parent: str = existing.id, family: str = existing.family) -> None:
+                n.parents = list(dict.fromkeys([*n.parents, parent]))
+                n.family, n.unreconciled = family, False
+
+            def derived(n: Node, child: str = node.id) -> None:
+                if child not in n.derived_from:
+                    n.derived_from.append(child)
             store.update(node.id, under)
             if existing_store is store:
-                store.update(existing.id, lambda n: n.derived_from.append(node.id)
-                             if node.id not in n.derived_from else None)
+                store.update(existing.id, derived)
             results.append(Result(Action.SPECIALISES, store.get(node.id), store, existing.id, reason))
     return results
 

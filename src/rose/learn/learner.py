@@ -123,9 +123,9 @@ def run_job(store: Store, path: Path, job: Job,
 def _layers_for(store: Store, job: Job) -> Layers:
     cwd = Path(job.cwd) if job.cwd and Path(job.cwd).is_dir() else store.root.parent
     layers = Layers.discover(cwd)
-    if layers.project is None or layers.project.root.resolve() != store.root.resolve():
-        if store.scope.value == "project":
-            layers.project = store   # the job's own store is the one it learns into
+    if (layers.project is None or layers.project.root.resolve() != store.root.resolve()) \
+            and store.scope.value == "project":
+        layers.project = store   # the job's own store is the one it learns into
     return layers
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rose.learn.consolidate import NewLesson, Result, consolidate
-from rose.model import MemoryType, Origin, Outcome, Scope
+from rose.model import MemoryType, Origin, Outcome
 from rose.store import Layers
 from rose.store.events import EventKind
 

@@ -133,11 +133,9 @@ def fuse(stores: list[Store], lists: RankLists, settings: RecallSettings, now: d
             c.admitted = hit.admitted if hit is not None else True   # no evidence counted: a plain BM25 list
             c.fused += 1.0 / (k + rank)
     noise = lists.floors.noise
-    rank = 0
-    for store, node_id, cos in lists.dense:
+    for rank, (store, node_id, cos) in enumerate(lists.dense, start=1):
         if cos < noise:
             break   # best first: the rest is noise too, and a rank among noise is no evidence
-        rank += 1
         c = entry(store, node_id)
         if c is not None and c.dense_rank is None:
             c.dense_rank, c.dense_cos = rank, cos

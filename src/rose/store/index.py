@@ -10,6 +10,7 @@ order and recorded by name.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -204,7 +205,7 @@ def query_phrases(text: str, limit: int = PHRASES_CHECKED) -> list[str]:
     """Pairs of content words standing side by side in the text ("connection pool"): an exact phrase."""
     tokens = [w for w in _WORD.findall(text.lower()[:4000])]
     out: list[str] = []
-    for a, b in zip(tokens, tokens[1:]):
+    for a, b in itertools.pairwise(tokens):
         if len(a) > 1 and len(b) > 1 and a not in STOPWORDS and b not in STOPWORDS and a != b:
             phrase = f"{a} {b}"
             if phrase not in out:

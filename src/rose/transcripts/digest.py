@@ -211,7 +211,7 @@ def _input_summary(tool: str, raw: str) -> str:
         value = None
     if isinstance(value, dict):
         for key in _INPUT_KEYS:
-            if key in value and value[key]:
+            if value.get(key):
                 picked = value[key]
                 if isinstance(picked, list):
                     picked = picked[-1] if len(picked) == 3 and picked[1] in ("-lc", "-c") else " ".join(

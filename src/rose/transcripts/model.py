@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from rose.model import Agent  # noqa: F401 - re-exported: the agents rose runs inside
+from rose.model import Agent  # re-exported: the agents rose runs inside
 
 
 class Role(str, Enum):

@@ -300,9 +300,7 @@ def _core(words: list[str]) -> list[str]:
     i = 0
     while i < len(words):
         w = words[i]
-        if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w):
-            i += 1
-        elif w in _WRAPPERS:
+        if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w) or w in _WRAPPERS:
             i += 1
         elif w == "env":
             i += 1

@@ -125,8 +125,8 @@ def counts(conversation: Conversation) -> Counts:
             tokens += estimate(m.text)
         if m.role is Role.ASSISTANT:
             same_response = m.response_id is not None and m.response_id == last_response
-            if not same_response and (not previous_assistant or m.response_id is not None
-                                      and last_response is not None):
+            if not same_response and (not previous_assistant or (m.response_id is not None
+                                      and last_response is not None)):
                 assistant_turns += 1
             last_response = m.response_id
             previous_assistant = True

@@ -21,7 +21,8 @@ import hashlib
 import html
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from rose.model import Node, Origin
 from rose.store import Layers

@@ -161,7 +161,7 @@ def request(sock: str, message: dict[str, Any], timeout: float) -> dict[str, Any
                 chunks.append(chunk)
                 if chunk.endswith(b"\n"):
                     break
-        except socket.timeout:
+        except TimeoutError:
             raise Timeout() from None
         except OSError:
             return None

@@ -224,7 +224,7 @@ def serve(sock: str) -> None:
 
     threading.Thread(target=watchdog, daemon=True).start()
     # warm the imports the hook path needs, and the default embedding model, before the first request arrives
-    import rose.hooks.entry  # noqa: F401
+    import rose.hooks.entry  # loaded for its side effect: the import is the warming
     import rose.recall  # noqa: F401
 
     def preload() -> None:
