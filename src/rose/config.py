@@ -15,7 +15,7 @@ import functools
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from collections.abc import Callable
-from typing import Any, get_type_hints
+from typing import Any, cast, get_type_hints
 
 from rose.errors import ConfigError
 
@@ -203,7 +203,7 @@ def _all_knobs() -> tuple[Knob, ...]:
     for section in fields(Settings):
         if section.metadata.get("not_a_section"):
             continue
-        section_type = section.default_factory  # type: ignore[misc]
+        section_type = cast(type, section.default_factory)  # every section field is field(default_factory=<its class>)
         hints = get_type_hints(section_type)
         for f in fields(section_type):
             default = f.default if f.default is not MISSING else None
@@ -432,8 +432,8 @@ def load(paths: list[Path | Source], cache: Path | None = None, env: Any = None)
     if raw is None:
         raw = []
         for path in files:
-            data, problems = _read_tolerant(path)
-            raw.append((str(path), data, [p.to_dict() for p in problems]))
+            data, read_problems = _read_tolerant(path)
+            raw.append((str(path), data, [p.to_dict() for p in read_problems]))
         if cache is not None:
             _store_overrides(files, cache, raw)
     settings = Settings()

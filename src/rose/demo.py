@@ -51,6 +51,7 @@ def run_demo(keep: bool, out: TextIO) -> int:
             say.section("$ rose status")
             from rose import render, report
 
+            assert sim.layers is not None  # set by Simulation.__enter__
             say(render.status(report.status(sim.layers)))
         say()
         say(f"demo finished in {time.monotonic() - started:.1f}s: {sim.n} sessions through the real hooks and "

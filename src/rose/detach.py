@@ -66,7 +66,7 @@ class RedactedStream:
     """stdout/stderr for a detached process (the learner, the warm helper): whole lines, redacted, then written to
     the log it was started with, so a traceback quoting a secret never reaches that log as it was."""
 
-    def __init__(self, raw) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, raw) -> None:
         self.raw = raw
         self.pending = ""
 
@@ -94,5 +94,5 @@ class RedactedStream:
 
 def redact_own_output() -> None:
     """Called first thing by a detached process: everything it prints goes through the redactor."""
-    sys.stderr = RedactedStream(sys.stderr)  # type: ignore[assignment]
-    sys.stdout = RedactedStream(sys.stdout)  # type: ignore[assignment]
+    sys.stderr = RedactedStream(sys.stderr)
+    sys.stdout = RedactedStream(sys.stdout)

@@ -86,8 +86,8 @@ def _store_checks(layers: Layers) -> list[Check]:
         for rel, reason in report.problems:
             out.append(Check("corrupt file", Level.WARN, f"{store.root / rel}: {reason} (skipped, left as is)"))
         _episodes, bad = store.episodes()
-        for exc in bad:
-            out.append(Check("corrupt episode", Level.WARN, f"{exc} (skipped, left as is)"))
+        for problem in bad:
+            out.append(Check("corrupt episode", Level.WARN, f"{problem} (skipped, left as is)"))
     return out
 
 

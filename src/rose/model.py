@@ -28,7 +28,7 @@ def valid_episode_id(value: object) -> bool:
     return isinstance(value, str) and EPISODE_ID_RE.fullmatch(value) is not None
 
 
-def _check_ids(field_name: str, ids: list[str], valid) -> list[str]:  # type: ignore[no-untyped-def]
+def _check_ids(field_name: str, ids: list[str], valid) -> list[str]:
     bad = [i for i in ids if not valid(i)]
     if bad:
         raise ValueError(f"{field_name} holds an id that breaks the id grammar: {bad[0][:80]!r}")
@@ -203,8 +203,9 @@ class Stats:
     @classmethod
     def from_dict(cls, data: Any) -> Stats:
         data = data or {}
-        return cls(**{f.name: (_as_str(data[f.name]) if f.name == "last_used" else int(data[f.name] or 0))
-                      for f in fields(cls) if f.name in data})
+        values: dict[str, Any] = {f.name: (_as_str(data[f.name]) if f.name == "last_used" else int(data[f.name] or 0))
+                                  for f in fields(cls) if f.name in data}
+        return cls(**values)
 
 
 @dataclass
@@ -296,7 +297,7 @@ class Node:
     def from_dict(cls, data: dict[str, Any], body: str) -> Node:
         known = {f.name for f in fields(cls)} | {"heldout"}
         extra = {k: v for k, v in data.items() if k not in known and k != "body"}
-        heldout = data.get("heldout") if isinstance(data.get("heldout"), dict) else {}
+        heldout = given if isinstance(given := data.get("heldout"), dict) else {}
         missing = [k for k in ("id", "family", "title") if not data.get(k)]
         if missing:
             raise ValueError(f"missing required field(s): {', '.join(missing)}")

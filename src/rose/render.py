@@ -54,9 +54,9 @@ def status(r: StatusReport) -> str:
         out.append(f"routing  {r.routing['line']}")
     if r.stages:
         out.append("model calls, last 7 days:")
-        for stage, c in r.stages.items():
-            out.append(f"  {stage:<14} {c.calls} calls ({c.cached} cached, {c.failures} failed)"
-                       f"  ${c.cost_usd:.4f}  {c.ms / 1000:.1f}s")
+        for stage, cost in r.stages.items():
+            out.append(f"  {stage:<14} {cost.calls} calls ({cost.cached} cached, {cost.failures} failed)"
+                       f"  ${cost.cost_usd:.4f}  {cost.ms / 1000:.1f}s")
     return "\n".join(out)
 
 

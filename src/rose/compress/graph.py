@@ -129,7 +129,8 @@ class Graph:
     def servable_form(self, node_id: str, exclude: set[str] | frozenset[str] = frozenset()) -> list[Node]:
         """What recall serves for a lesson now: itself if servable, else its nearest servable ancestors (up the
         parents). Nodes in `exclude` are what a candidate stands in for: never returned, never climbed past."""
-        frontier, seen, found = [node_id], {node_id}, []
+        frontier, seen = [node_id], {node_id}
+        found: list[Node] = []
         while frontier and not found:
             nxt = []
             for nid in frontier:

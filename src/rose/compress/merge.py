@@ -51,7 +51,7 @@ def co_use_counts(graph: Graph, found: dict[str, Located]) -> dict[tuple[str, st
     """For each pair of these lessons: successful episodes (in any layer) that used both. A lesson counts with its
     whole lineage (the forms below it), so compressing a lesson does not reset what it was used with."""
     lineage = {i: {n.id for n in graph.subtree(f.node)} for i, f in found.items()}
-    counts = {tuple(sorted(p)): 0 for p in combinations(sorted(found), 2)}
+    counts: dict[tuple[str, str], int] = {(a, b): 0 for a, b in combinations(sorted(found), 2)}  # sorted pairs
     if not counts:
         return counts
     for store in graph.layers.stores():

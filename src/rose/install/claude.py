@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from rose.install import jsonhooks, mcpservers
 from rose.install.command import (INSTALL_HINT, command_executable, display_command, executable_resolves,
@@ -150,12 +151,12 @@ def checks(cwd: Path, home: Path, env: Mapping[str, str], cli_found: bool) -> li
             continue
         wired_in.append(str(path))
         out += _handler_checks(name, found, scope, path, env)
-    found = []
+    registered: list[tuple[str, Path, Any, bool, str | None]] = []
     for scope in (Scope.USER, Scope.PROJECT):
         path = mcp_path(scope, cwd, home, env)
         entry, problem = mcpservers.json_entry(path)
-        found.append((scope.value, path, entry, mcpservers.is_managed(entry), problem))
-    out += mcpservers.checks(AGENT.value, found, env.get("PATH"))
+        registered.append((scope.value, path, entry, mcpservers.is_managed(entry), problem))
+    out += mcpservers.checks(AGENT.value, registered, env.get("PATH"))
     plugin = _plugin_enabled(cwd, home, env)
     if plugin:
         wired_in.append("the rose plugin")

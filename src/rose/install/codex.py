@@ -395,12 +395,12 @@ def checks(cwd: Path, home: Path, env: Mapping[str, str], cli_found: bool) -> li
             continue
         wired.append(str(path))
         out += _scope_checks(name, scope, path, data, found, state, parsed, cwd, config, env)
-    found = []
+    registered: list[tuple[str, Path, Any, bool, str | None]] = []
     for scope in (Scope.USER, Scope.PROJECT):
         mcp_file = mcp_config_path(scope, cwd, home, env)
         entry, managed, problem = mcpservers.toml_entry(mcp_file)
-        found.append((scope.value, mcp_file, entry, managed, None if scope is Scope.USER else problem))
-    out += mcpservers.checks(AGENT.value, found, env.get("PATH"))
+        registered.append((scope.value, mcp_file, entry, managed, None if scope is Scope.USER else problem))
+    out += mcpservers.checks(AGENT.value, registered, env.get("PATH"))
     if not wired:
         level = Level.WARN if cli_found else Level.INFO
         out.append(WiringCheck("codex hooks", level, "not wired: `rose install --agent codex` (this project) or "
@@ -429,9 +429,9 @@ def _scope_checks(name: str, scope: Scope, path: Path, data: dict[str, Any], fou
         digest = hook_hash(f.event, str(f.handler.get("command")), f.handler.get("timeout"),
                            group.get("matcher") if isinstance(group.get("matcher"), str) else None,
                            status if isinstance(status, str) else None)
-        entries = [toml.dig(state, trust_key(file, f.event, f.group, f.index)) if isinstance(state, dict) else None
-                   for file in key_files(path)]
-        entries = [e for e in entries if isinstance(e, dict)]
+        dug = [toml.dig(state, trust_key(file, f.event, f.group, f.index)) if isinstance(state, dict) else None
+               for file in key_files(path)]
+        entries = [e for e in dug if isinstance(e, dict)]
         if any(e.get("enabled") is False for e in entries):
             disabled.append(f.event)
         elif any(e.get("trusted_hash") == digest for e in entries):

@@ -56,7 +56,7 @@ def entry_command(entry: Any) -> list[str]:
     """A JSON entry's command line (command, then args), [] when it has none."""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return []
-    args = entry.get("args") if isinstance(entry.get("args"), list) else []
+    args = given if isinstance(given := entry.get("args"), list) else []
     return [entry["command"], *[str(a) for a in args]]
 
 
@@ -231,7 +231,7 @@ def toml_entry(path: Path) -> tuple[Any, bool, str | None]:
 def toml_command(entry: Any) -> list[str]:
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return []
-    args = entry.get("args") if isinstance(entry.get("args"), list) else []
+    args = given if isinstance(given := entry.get("args"), list) else []
     return [entry["command"], *[str(a) for a in args]]
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rose.errors import LockTimeout
 from rose.learn import jobs as queue
@@ -191,9 +191,9 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
         prompt = task_prompt(conversation)
         if prompt:
             text = digest(conversation, DIGEST_TOKENS).text
-            result = attribute(layers, owner, job.session_id, prompt, text, final_summary(conversation), judge,
+            result = attribute(layers, owner, job.session_id, prompt, text, final_summary(conversation) or "", judge,
                                conversation=conversation)
-            source = {"outcome_from": "assess", "used_from": result.source}
+            source: dict[str, Any] = {"outcome_from": "assess", "used_from": result.source}
             if executed.outcome is not Outcome.UNKNOWN:   # a check that ran outranks the judge's reading
                 result.outcome = EpisodeOutcome.SUCCESS if executed.outcome is Outcome.VERIFIED \
                     else EpisodeOutcome.FAILURE

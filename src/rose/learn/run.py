@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0   # a learner runs: it takes our work too
     ends = time.monotonic() + DEADLINE_S
 
-    def on_alarm(_signum, _frame):  # type: ignore[no-untyped-def]
+    def on_alarm(_signum, _frame):
         from rose.judge.backends._proc import interrupt
 
         # held while a model CLI is being started (it has no handle yet), so it is never left behind

@@ -187,7 +187,7 @@ def _select(stores: list[Store], query: str, settings: Settings, trace: dict[str
                                deadline, first=lists)
     # A selector may name a lower node on purpose (the walk descended to it); archived and demoted ones never serve.
     located = {c.id: (c.store, c.row) for c in found}
-    out = []
+    out: list[tuple[Any, Any, str]] = []
     for ch in picked:
         hit = located.get(ch.id) or _lookup(stores, ch.id)
         if hit is not None and hit[1].status not in NEVER_SERVED and ch.id not in {r.id for _s, r, _w in out}:

@@ -21,7 +21,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rose import model
 from rose.model import Node, Origin, Status
@@ -29,6 +29,9 @@ from rose.sim.agent import Attempt, act, write_session
 from rose.sim.backend import SimBackend, SimConfig
 from rose.sim.world import Task, World, default_world
 from rose.tokens import estimate
+
+if TYPE_CHECKING:
+    from rose.store import Layers
 
 BASE_CONFIG = {
     "embed": {"provider": "none"},
@@ -101,8 +104,8 @@ class Simulation:
         self.n = 0
         self.results: list[SessionResult] = []
         self._saved_env: dict[str, str | None] = {}
-        self._saved_spawn = None
-        self.layers = None
+        self._saved_spawn: Any = None   # jobs.request_learning, while the simulation stands in for it
+        self.layers: Layers | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
     def __enter__(self) -> Simulation:

@@ -295,7 +295,7 @@ class Layers:
 
     def settings(self) -> config.Settings:
         first = self.stores()[0] if self.stores() else None
-        return config.load(self.config_sources(), cache=first.root / "cache" / "settings.json" if first else None)
+        return config.load(list(self.config_sources()), cache=first.root / "cache" / "settings.json" if first else None)
 
     def close(self) -> None:
         for store in self.stores():

@@ -146,7 +146,7 @@ def _entries(conv: Conversation) -> list[_Entry]:
     return out
 
 
-def _entry(m: Message, final: bool, calls: dict[str, Message], answered: set[str | None]) -> _Entry | None:
+def _entry(m: Message, final: bool, calls: dict[str, Message], answered: set[str]) -> _Entry | None:
     n = m.n
     if m.kind is Kind.PROMPT:
         return _Entry(n, Tier.USER, f"[{n}] user: ", m.text)

@@ -96,7 +96,7 @@ def execution_outcome(conversation: Conversation, since: int = 0) -> ExecutionOu
     change_n = last_change.result.n if last_change.result is not None else last_change.call.n
     evidence = tuple(sorted({change_n, decider.origin.n} | ({decider.result.n} if decider.result else set())))
     handles = tuple(conversation.handle(n) for n in evidence)
-    passed = sorted(r.family for r in latest.values() if r.status)   # type: ignore[type-var]
+    passed = sorted(r.family or "" for r in latest.values() if r.status)   # a passing run always has a family
     if failed:
         reason = f"after the last change, `{decider.command}` failed" + (
             f" (passed: {', '.join(passed)})" if passed else "")

@@ -80,7 +80,7 @@ class _FullTextProbe(Builder):
         self.wanted = wanted
         self.candidates = candidates
 
-    def add(self, kind: Kind, text: str, **fields) -> Message:   # type: ignore[override]
+    def add(self, kind: Kind, text: str, **fields) -> Message:
         n = len(self.conv.messages)
         if kind in USER_WORDS and n in self.wanted and _holds(own_words(text), self.candidates):
             raise _Found(n)

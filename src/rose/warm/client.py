@@ -26,6 +26,7 @@ import zlib
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported on the per-prompt path
+    from collections.abc import Callable
     from typing import Any
 
 NO_HELPER_ENV = "ROSE_WARM_HELPER"   # "0": never start a helper; hooks do all work in-process
@@ -35,7 +36,8 @@ DENSE_TIMEOUT_S = 0.5                # a dense query is a few milliseconds when 
 PRIVATE = 0o700
 MAX_SOCKET_PATH = 104                # bytes: sun_path holds 108 on Linux, 104 on macOS
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LOCAL_DENSE = None   # set inside the helper itself: recall there ranks in-process instead of calling itself
+# set inside the helper itself: recall there ranks in-process instead of calling itself
+LOCAL_DENSE: Callable[[dict[str, Any], str, list[str], int], dict[str, Any] | None] | None = None
 
 
 class Timeout(Exception):

@@ -61,7 +61,7 @@ class Warm:
             if embedder is None:
                 raise RuntimeError("no embedding model available")
             [qvec] = embedder.embed([query])
-            ranks = {}
+            ranks: dict[str, list] = {}
             for db in dbs:
                 key = (db, embedder.name)
                 table = self.tables.get(key)
