@@ -19,7 +19,7 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rose.errors import RoseError
+from rose.errors import RoseError, RuleRefused
 from rose.model import now_iso
 from rose.tokens import estimate
 
@@ -38,8 +38,6 @@ _ABOUT_A_LESSON = re.compile(r"\b(rarely|seldom|often|never|frequently)\s+(used|
 _FOLDER = re.compile(r"\bnodes/([A-Za-z0-9][A-Za-z0-9_.-]{0,63})/?")
 
 
-class RuleRefused(RoseError):
-    """A rule that is not conditioned on a kind of task (or says nothing about where to look)."""
 
 
 def unconditioned(when: str) -> str | None:

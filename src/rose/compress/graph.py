@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rose.errors import CorruptFile, NodeNotFound
 from rose.model import Claim, Node, Origin, Status
 
 if TYPE_CHECKING:
@@ -85,8 +86,8 @@ class Graph:
             if store.has(node_id):
                 try:
                     return Located(store, store.get(node_id))
-                except Exception:  # noqa: BLE001 - deleted or corrupt since indexed: treated as absent
-                    return None
+                except (NodeNotFound, CorruptFile):  # deleted or corrupt since indexed: treated as absent (a
+                    return None                      # corrupt file is a problem of the next sync, which doctor shows)
         return None
 
     def node(self, node_id: str) -> Node | None:

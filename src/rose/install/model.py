@@ -11,7 +11,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from rose.errors import RoseError
+from rose.errors import InstallError
 from rose.hooks.adapters import Agent, HookName
 
 __all__ = [
@@ -49,8 +49,6 @@ class Action(str, Enum):
     REMOVED = "removed"      # uninstall deleted a file rose had created
 
 
-class InstallError(RoseError):
-    """A file rose must edit cannot be read safely (malformed JSON or TOML, a wrong shape). Nothing was written."""
 
 
 @dataclass(frozen=True)

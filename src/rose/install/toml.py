@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from rose.errors import TomlError
+
 try:
     import tomllib as _tomllib
 except ImportError:  # Python 3.10
@@ -23,8 +25,6 @@ except ImportError:  # Python 3.10
 MARK = "# rose-managed:"
 
 
-class TomlError(ValueError):
-    pass
 
 
 class _Opaque:

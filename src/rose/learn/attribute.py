@@ -82,8 +82,10 @@ def attribute(layers: Layers, owner: Store, session_id: str, prompt: str, digest
     for node_id in served:
         try:
             _store, node = layers.locate(node_id)
-        except NodeNotFound:
-            continue  # a lesson deleted since it was served is simply not judged
+        except NodeNotFound as exc:
+            # deleted since it was served: the judge cannot read it, so its use (and credit) is lost; said on record
+            owner.event(EventKind.SKIP, what="attribution", id=node_id, session=session_id, reason=str(exc))
+            continue
         lessons.append(calls.Lesson(node.id, node.title, node.body))
     answer = judge.ask(calls.ASSESS, calls.AssessRequest(prompt=prompt, digest=digest, served=lessons),
                        stage=Stage.ATTRIBUTION)

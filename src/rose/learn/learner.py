@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rose.errors import LockTimeout
+from rose.errors import JobStopped, LearnerDeadline, LockTimeout
 from rose.learn import jobs as queue
 from rose.learn.jobs import Job, JobKind, log_line, queued
 from rose.model import EpisodeOutcome, Outcome
@@ -53,12 +53,6 @@ class JobResult:
     outage: bool = False    # failed because the model backend is down, not because of this job
 
 
-class JobStopped(BaseException):
-    """Raised inside a job when its time is up (a BaseException, so no `except Exception` in a stage hides it)."""
-
-
-class LearnerDeadline(BaseException):
-    """Raised when the whole run's time is up: the job in progress stays queued as it was."""
 
 
 def run_queue(store: Store, judge_factory: Callable[[Store, Settings], Judge] | None = None, *,
@@ -248,8 +242,11 @@ def _embed_new(layers: Layers, settings: Settings) -> None:
         if embedder is not None:
             for store in layers.stores():
                 store.embed_missing(embedder)
-    except Exception:  # noqa: BLE001 - vectors are derived; the helper or `rose index` catches up later
-        pass
+    except Exception as exc:  # noqa: BLE001 - vectors are derived; the helper or `rose index` catches up later
+        stores = layers.stores()
+        if stores:
+            log_line(stores[0], f"vectors for the new lessons not written now ({type(exc).__name__}: {exc}); "
+                                "the warm helper or `rose index` catches up")
 
 
 # -- the detached learner's loop over every store with work --------------------------------------------------------

@@ -20,6 +20,8 @@ import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
+from rose.errors import CorruptFile, NodeNotFound
+from rose.store.events import EventKind
 from rose.store.sessions import read_session, update_session
 
 if TYPE_CHECKING:
@@ -70,7 +72,8 @@ def learn_routes(layers: Layers, owner: Store, session_id: str, conversation: An
         return ""
     try:
         episode = owner.get_episode(str(episode_id))
-    except Exception:  # noqa: BLE001 - an episode gone or unreadable: nothing to learn from, said once
+    except (NodeNotFound, CorruptFile) as exc:  # an episode gone or unreadable: nothing to learn from, said once
+        owner.event(EventKind.SKIP, what="route", session=session_id, id=str(episode_id), reason=str(exc))
         update_session(owner, session_id, lambda d: d.update({"routed": True}))
         return ""
     stores = layers.stores()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from rose.errors import QuoteFound
 from rose.redact import redact
 from rose.tokens import estimate
 from rose.transcripts.markup import own_words
@@ -67,9 +68,6 @@ def _holds(text: str, candidates: list[str]) -> bool:
     return False
 
 
-class _Found(Exception):
-    def __init__(self, n: int):
-        self.n = n
 
 
 class _FullTextProbe(Builder):
@@ -83,7 +81,7 @@ class _FullTextProbe(Builder):
     def add(self, kind: Kind, text: str, **fields) -> Message:
         n = len(self.conv.messages)
         if kind in USER_WORDS and n in self.wanted and _holds(own_words(text), self.candidates):
-            raise _Found(n)
+            raise QuoteFound(n)
         return super().add(kind, text, **fields)
 
 
@@ -97,7 +95,7 @@ def _quote_in_full_text(conversation: Conversation, candidates: list[str], wante
     records = iter_records(conversation.path, scratch)
     try:
         feed_all(records, reader.feed, scratch)
-    except _Found as found:
+    except QuoteFound as found:
         return found.n
     except TranscriptError:
         return None

@@ -1,4 +1,4 @@
-"""The thin side of the warm helper, imported on every prompt: stdlib only, one round trip, never an error.
+"""The thin side of the warm helper, imported on every prompt: stdlib (and rose.errors) only, one round trip, never an error.
 
 One helper runs per user and installation. It lives in a private runtime folder: `$XDG_RUNTIME_DIR/rose` when
 that is set and sound, else `$TMPDIR/rose-<uid>` (or `/tmp/rose-<uid>`). A folder in a shared place is used only
@@ -24,6 +24,8 @@ import sys
 import time
 import zlib
 
+from rose.errors import HelperTimeout  # no import of its own beyond the stdlib
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported on the per-prompt path
     from collections.abc import Callable
@@ -40,8 +42,7 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOCAL_DENSE: Callable[[dict[str, Any], str, list[str], int], dict[str, Any] | None] | None = None
 
 
-class Timeout(Exception):
-    """The helper took the request but did not answer in time (the caller must not redo the work)."""
+Timeout = HelperTimeout   # the name callers use: client.Timeout
 
 
 def helpers_allowed() -> bool:
