@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "rose"
 SPLIT = {"rose.store.atomic": "store.files", "rose.store.frontmatter": "store.files", "rose.store.paths": "store.files",
          "rose.warm.client": "warm.client", "rose.warm.server": "warm.server"}
 
-BASE = {"errors", "model", "tokens", "deadline", "environment", "store.files"}
+BASE = {"errors", "model", "tokens", "deadline", "environment", "envvars", "store.files"}
 # part -> the parts it imports today (besides itself and the base, which every part may use); listed bottom up
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
@@ -24,6 +24,7 @@ ALLOWED: dict[str, set[str]] = {
     "tokens": set(),
     "deadline": set(),
     "environment": set(),
+    "envvars": set(),
     "detach": {"redact"},
     "store.files": set(),
     "redact": set(),

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rose import envvars
 from rose.errors import RoseError
 
 if TYPE_CHECKING:
@@ -689,8 +690,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a bug must still read as one line, with the way to see more
-        if os.environ.get("ROSE_DEBUG"):
+        if os.environ.get(envvars.DEBUG):
             raise
-        print(f"rose: internal error: {type(exc).__name__}: {exc} (set ROSE_DEBUG=1 for the traceback)",
+        print(f"rose: internal error: {type(exc).__name__}: {exc} (set {envvars.DEBUG}=1 for the traceback)",
               file=sys.stderr)
         return 1

@@ -533,6 +533,14 @@ def reference_markdown() -> str:
         type_name = k.type_name.replace(" | ", ", ")
         reason = k.reason + (" **Own config only.**" if k.privileged else "")
         lines.append(f"| `{k.key}` | {type_name} | `{display(k.default)}` | {reason} |")
+    from rose import envvars
+
+    lines += ["", "## Environment variables", "",
+              "Besides the settings' own `ROSE_<SECTION>_<NAME>`, rose reads these (declared in `src/rose/envvars.py`).",
+              "", "| variable | default | what it does |", "|---|---|---|"]
+    for name, default, what, internal in envvars.VARIABLES:
+        lines.append(f"| `{name}` | {f'`{default}`' if default else 'unset'} | {what}"
+                     + (" Set by rose itself." if internal else "") + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -278,3 +278,9 @@ def test_dry_run_writes_nothing(home: Path, project: Path, env: dict) -> None:
     report = install(Agent.CODEX, Scope.USER, project, home, rose=FAKE_ROSE, env=env, dry_run=True)
     assert [c.action for c in report.changes] == [Action.CREATED] * 3
     assert snapshot(home, project) == before
+    # it says what would be created, not that anything was
+    text = report.render()
+    assert "dry run: nothing written" in text and text.count("would create ") == 3 and "  created " not in text
+    assert report.to_dict()["dry_run"] is True
+    done = install(Agent.CODEX, Scope.USER, project, home, rose=FAKE_ROSE, env=env)
+    assert "would" not in done.render() and done.render().count("  created ") == 3

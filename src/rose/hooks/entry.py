@@ -15,6 +15,7 @@ import os
 import sys
 import threading
 
+from rose import envvars
 from rose.errors import RoseError
 from rose.hooks import BUDGET_S, MAX_PAYLOAD_BYTES, PROMPT_MARGIN_S, PROMPT_TIMEOUT_S
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:  # typing and pathlib stay off the per-prompt path; annotation
     from rose.deadline import Deadline
     from rose.hooks.adapters import HookEvent
 
-CHILD_ENV = "ROSE_CHILD"
+CHILD_ENV = envvars.CHILD
 WARM_EVENTS = ("UserPromptSubmit",)  # the latency-critical one goes to the warm helper when there is one
 
 
@@ -74,6 +75,8 @@ def main(argv: list[str], stdin: BinaryIO | None = None, stdout: TextIO | None =
             if answered is not None:
                 out.write(answered)
                 watchdog.cancel()
+                if answered == client.timeout_notice(budget):   # the helper ran out of time: the skip is logged
+                    _log_skip(event_name, f"the warm helper ran past the {budget:.1f}s budget", os.getcwd())
                 return 0
     buffer = io.StringIO()
     run(argv, io.BytesIO(payload), buffer)

@@ -182,4 +182,4 @@ def _report(agent: Agent, scope: Scope, operation: str, plan: Plan, dry_run: boo
                   f"pre-install copy at {c.backup} (delete it when you no longer need it)"
                   for c in changes if c.action is Action.UPDATED and c.backup is not None]
     return InstallReport(agent, scope, operation, plan.summary, plan.command, changes, notes,
-                         list(plan.steps or []))
+                         list(plan.steps or []), dry_run=dry_run)

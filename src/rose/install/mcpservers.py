@@ -24,13 +24,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rose import envvars
 from rose.install import toml
 from rose.install.files import FileEdit, backup_path, decode, read_bytes
 from rose.install.jsonhooks import NEW_FILE_STYLE, JsonStyle
 from rose.install.model import InstallError
 
 SERVER = "rose"
-MANAGED_ENV = "ROSE_MANAGED"
+MANAGED_ENV = envvars.MANAGED
 MANAGED_VALUE = "rose install"
 SUBCOMMAND = "mcp"
 TOML_HEADER = f"mcp_servers.{SERVER}"

@@ -51,6 +51,11 @@ class Action(str, Enum):
 
 
 
+# what a dry run says of each change: what would happen, never what did
+_WOULD = {Action.CREATED: "would create", Action.UPDATED: "would update", Action.UNCHANGED: "unchanged",
+          Action.RESTORED: "would restore", Action.REMOVED: "would remove"}
+
+
 @dataclass(frozen=True)
 class HookSpec:
     """One hook rose wires: the event, its timeout in seconds (per agent), why that timeout, and the status line the
@@ -87,6 +92,7 @@ class InstallReport:
     notes: list[str] = field(default_factory=list)  # worth knowing, nothing to do
     steps: list[str] = field(default_factory=list)  # the user must do these for the hooks to fire
     skipped: bool = False             # `--agent auto` found no trace of this agent, so nothing was done for it
+    dry_run: bool = False             # nothing was written: the changes are what would happen
 
     @property
     def changed(self) -> bool:
@@ -96,12 +102,13 @@ class InstallReport:
         return {"agent": self.agent.value, "scope": self.scope.value, "operation": self.operation,
                 "summary": self.summary, "command": self.command, "changed": self.changed,
                 "changes": [c.to_dict() for c in self.changes], "notes": list(self.notes),
-                "steps": list(self.steps), "skipped": self.skipped}
+                "steps": list(self.steps), "skipped": self.skipped, "dry_run": self.dry_run}
 
     def render(self) -> str:
-        lines = [f"{self.agent.value}: {self.summary}"]
+        lines = [f"{self.agent.value}: {self.summary}" + (" (dry run: nothing written)" if self.dry_run else "")]
         for change in self.changes:
-            text = f"  {change.action.value} {change.path}"
+            verb = _WOULD[change.action] if self.dry_run else change.action.value
+            text = f"  {verb} {change.path}"
             if change.detail:
                 text += f": {change.detail}"
             if change.backup and change.action is Action.UPDATED:

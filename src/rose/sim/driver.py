@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rose import model
+from rose import envvars, model
 from rose.model import Node, Origin, Status
 from rose.sim.agent import Attempt, act, write_session
 from rose.sim.backend import SimBackend, SimConfig
@@ -114,7 +114,7 @@ class Simulation:
         from rose.store.frontmatter import dump_yaml
 
         self.project.mkdir(parents=True, exist_ok=True)
-        for key, value in (("ROSE_HOME", str(self.root / "global-store")), ("ROSE_WARM_HELPER", "0")):
+        for key, value in ((envvars.HOME, str(self.root / "global-store")), (envvars.WARM_HELPER, "0")):
             self._saved_env[key] = os.environ.get(key)
             os.environ[key] = value
         self._saved_spawn = jobs.request_learning

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rose import envvars
+
 STORE_DIR = ".rose"
-GLOBAL_ENV = "ROSE_HOME"  # overrides where the global store lives (default ~/.rose)
+GLOBAL_ENV = envvars.HOME  # overrides where the global store lives (default ~/.rose)
 
 
 def global_root() -> Path:

@@ -24,14 +24,15 @@ import sys
 import time
 import zlib
 
-from rose.errors import HelperTimeout  # no import of its own beyond the stdlib
+from rose import envvars  # leaf modules, no imports of their own beyond the stdlib
+from rose.errors import HelperTimeout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported on the per-prompt path
     from collections.abc import Callable
     from typing import Any
 
-NO_HELPER_ENV = "ROSE_WARM_HELPER"   # "0": never start a helper; hooks do all work in-process
+NO_HELPER_ENV = envvars.WARM_HELPER  # "0": never start a helper; hooks do all work in-process
 SPAWN_GRACE_S = 30                   # do not start a second helper while the first may still be loading
 CONNECT_TIMEOUT_S = 0.05             # a helper that is there answers a connect at once
 DENSE_TIMEOUT_S = 0.5                # a dense query is a few milliseconds when warm
@@ -210,6 +211,12 @@ def spawn(sock: str | None) -> bool:
                           cwd=Path("/")) is not None
 
 
+def timeout_notice(timeout: float) -> str:
+    """The hook's answer when the helper took it and did not answer in time (the caller logs the skip)."""
+    return json.dumps({"systemMessage": f"⋯ ROSE · recall ran out of time ({timeout:.0f}s): skipped this time"},
+                      ensure_ascii=False)
+
+
 def run_hook(argv: list[str], payload: bytes, timeout: float) -> str | None:
     """Hand a whole hook invocation to the helper. None means do it here (and a helper is being started); on a
     helper that took it and ran out of time, the fail-open notice itself (the work is not done twice)."""
@@ -221,8 +228,7 @@ def run_hook(argv: list[str], payload: bytes, timeout: float) -> str | None:
     try:
         reply = request(sock, message, timeout)
     except Timeout:
-        return json.dumps({"systemMessage": f"⋯ ROSE · recall ran out of time ({timeout:.0f}s): skipped this time"},
-                          ensure_ascii=False)
+        return timeout_notice(timeout)
     if reply is None:
         spawn(sock)
         return None
