@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from rose.model import SERVABLE_SQL
 from rose.config import Selector
 
 if TYPE_CHECKING:
@@ -171,7 +172,7 @@ def _apexes(stores: list[Store]) -> list[Any]:
 
     out = []
     for store in stores:
-        rows = store.index.rows("status IN ('active', 'disputed')")
+        rows = store.index.rows(f"status IN {SERVABLE_SQL}")
         servable = {r.id for r in rows}
         out += [Candidate(r.id, store, r) for r in rows if not any(p in servable for p in r.parents)]
     out.sort(key=lambda c: (-c.row.use_count, -c.row.importance, c.id))

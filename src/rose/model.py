@@ -50,6 +50,22 @@ class Status(str, Enum):
     ARCHIVED = "archived"
 
 
+# The one list of the statuses recall may serve directly; the others are reached only through the lessons above them.
+SERVABLE: tuple[Status, ...] = (Status.ACTIVE, Status.DISPUTED)
+SERVABLE_SQL = "(" + ", ".join(f"'{s.value}'" for s in SERVABLE) + ")"   # for `status IN ...` in the index's SQL
+# Never served, even when a selector names one on purpose (a superseded lesson may be, when a walk descends to it).
+NEVER_SERVED: tuple[Status, ...] = (Status.ARCHIVED, Status.DEMOTED)
+
+
+class Relation(str, Enum):
+    """How a new lesson relates to an existing one (the judge's `reconcile` answer; rose.learn.consolidate acts on it)."""
+    DUPLICATE = "duplicate"      # says the same thing: store nothing, record the hit
+    REFINES = "refines"          # adds detail to the existing lesson: fold into its lineage
+    CONTRADICTS = "contradicts"  # cannot both be true: keep both, mark both disputed, ask the question
+    SPECIALISES = "specialises"  # a special case of the existing, more general lesson: a sibling under it
+    ORTHOGONAL = "orthogonal"    # a different subject after all: a new family
+
+
 class Origin(str, Enum):
     REFLECTION = "reflection"
     COMPRESSION = "compression"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rose.errors import CorruptFile, NodeNotFound
-from rose.model import Claim, Node, Origin, Status
+from rose.model import SERVABLE, Claim, Node, Origin, Status
 
 if TYPE_CHECKING:
     from rose.store import Layers, Store
@@ -138,7 +138,7 @@ class Graph:
                 node = self.node(nid)
                 if node is None or node.status is Status.ARCHIVED or nid in exclude:
                     continue
-                if node.status in (Status.ACTIVE, Status.DISPUTED):
+                if node.status in SERVABLE:
                     found.append(node)
                     continue
                 nxt += [p for p in node.parents if p not in seen]

@@ -20,6 +20,7 @@ import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
+from rose.model import SERVABLE_SQL
 from rose.errors import CorruptFile, NodeNotFound
 from rose.store.events import EventKind
 from rose.store.sessions import read_session, update_session
@@ -169,7 +170,7 @@ def _learn(layers: Layers, owner: Store, stores: list[Store], episode: Episode, 
     for store in stores:
         rows.update(store.index.rows_by_id(served + missed))
     families = sorted({r[0] for s in stores for r in s.index.conn.execute(
-        "SELECT DISTINCT family FROM nodes WHERE status IN ('active', 'disputed')")})
+        f"SELECT DISTINCT family FROM nodes WHERE status IN {SERVABLE_SQL}")})
     existing, _problems = load_rules([s.routing_dir for s in stores])
     request = calls.RouteRequest(
         task=episode.prompt, used=list(episode.used),

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rose.model import NEVER_SERVED
 from rose.config import Selector, Settings
 from rose.deadline import MIN_STEP_S
 from rose.errors import LockTimeout
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
 BUSY = (LockTimeout, sqlite3.OperationalError)   # another writer holds the store: bounded waits on the hook path
 
-NEVER_SERVED = ("archived", "demoted")
 SECOND_PASS_TERMS = 24   # the second query is built from titles and tags: bounded, so its cost is too
 DISCLOSURE_MAX = 2        # lessons the second pass may add: it widens recall, it must not flood it
 MAX_PROMPT_CHARS = 8000   # a pasted log is searched by its head; the whole of it never reaches FTS or a model

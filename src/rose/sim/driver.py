@@ -205,7 +205,7 @@ class Simulation:
 
         nodes = self.nodes()
         by_id = {n.id: n for n in nodes}
-        servable = [n for n in nodes if n.status in (Status.ACTIVE, Status.DISPUTED)]
+        servable = [n for n in nodes if n.status in model.SERVABLE]
 
         def root(n: Node) -> Node:
             seen = n
