@@ -83,9 +83,14 @@ def run_rose_here(*args: str, cwd: Path, input: str | None = None, env: dict[str
     if args[:1] == ("hook",):
         return run_rose(*args, cwd=cwd, input=input, env=env, timeout=timeout)
     import contextlib
+    import importlib.util
     import io
 
     from rose import cli
+
+    # the MCP SDK binds sys.stderr as a default argument when first imported: never let that be this call's buffer
+    if importlib.util.find_spec("mcp") is not None:
+        import mcp.client.stdio  # noqa: F401
 
     saved_env, saved_cwd, saved_stdin = dict(os.environ), os.getcwd(), sys.stdin
     out, err = io.StringIO(), io.StringIO()

@@ -440,15 +440,15 @@ def cmd_eval_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from rose.install import Scope, agents_for, install_agents, render_reports, uninstall
+    from rose.install import InstallScope, agents_for, install_agents, render_reports, uninstall
 
     cwd = Path(args.cwd) if args.cwd else Path.cwd()
     if args.command == "install":  # with --agent auto, an agent not found gets a "skipped (why)" report
-        reports = install_agents(args.agent, Scope(args.scope), cwd, Path.home(), dry_run=args.dry_run,
+        reports = install_agents(args.agent, InstallScope(args.scope), cwd, Path.home(), dry_run=args.dry_run,
                                  mcp=not args.no_mcp)
     else:  # uninstalling from an agent that was never wired is a no-op, so "auto" means all here
         agent = "all" if args.agent == "auto" else args.agent
-        reports = [uninstall(a, Scope(args.scope), cwd, Path.home(), dry_run=args.dry_run) for a in agents_for(agent)]
+        reports = [uninstall(a, InstallScope(args.scope), cwd, Path.home(), dry_run=args.dry_run) for a in agents_for(agent)]
     if args.json:
         _print_json([r.to_dict() for r in reports])
     else:

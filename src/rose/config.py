@@ -45,7 +45,8 @@ class DescentStrategy(str, enum.Enum):
     STEPWISE = "stepwise"
 
 
-class Backend(str, enum.Enum):
+class BackendName(str, enum.Enum):
+    """Which backend answers the judge (a setting); the backends themselves are rose.judge.backends.Backend."""
     AUTO = "auto"
     CLAUDE = "claude"
     CODEX = "codex"
@@ -56,7 +57,7 @@ class Backend(str, enum.Enum):
     NONE = "none"
 
 
-TEST_BACKENDS = (Backend.SCRIPTED, Backend.SIM)
+TEST_BACKENDS = (BackendName.SCRIPTED, BackendName.SIM)
 
 
 class EmbedProvider(str, enum.Enum):
@@ -129,7 +130,7 @@ class RoutingSettings:
 
 @dataclass
 class AgentSettings:
-    backend: Backend = knob(Backend.AUTO, "Who answers the judge's questions; auto = first of claude, codex on PATH.",
+    backend: BackendName = knob(BackendName.AUTO, "Who answers the judge's questions; auto = first of claude, codex on PATH.",
                             privileged=True)
     model: str = knob("", "Model name passed to the backend; empty = the backend's default.")
     timeout_s: float = knob(60.0, "Deadline of one judge call; a call past it is a failure, never a pass.")

@@ -4,16 +4,9 @@ from __future__ import annotations
 import shutil
 import sys
 from dataclasses import asdict, dataclass
-from enum import Enum
 
+from rose.install.model import Level  # one Level for every check: the wiring checks' and doctor's own
 from rose.store import Layers, global_root
-
-
-class Level(str, Enum):
-    OK = "ok"
-    INFO = "info"
-    WARN = "warn"
-    FAIL = "fail"
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The typed records of `rose install` / `rose uninstall` / the wiring checks of `rose doctor`.
 
-`Agent` is the hook adapters' own enum (one name for "claude" / "codex" across rose). `Scope` is where hooks are
+`Agent` is the hook adapters' own enum (one name for "claude" / "codex" across rose). `InstallScope` is where hooks are
 wired: USER (every repository: the agent's settings under the home directory) or PROJECT (only the project the
 command runs in). It is not the store scope of `rose.model.Scope` (project / global lessons).
 """
@@ -15,19 +15,19 @@ from rose.errors import InstallError
 from rose.hooks.adapters import Agent, HookName
 
 __all__ = [
-    "Action",
     "Agent",
+    "FileAction",
     "FileChange",
     "HookSpec",
     "InstallError",
     "InstallReport",
+    "InstallScope",
     "Level",
-    "Scope",
     "WiringCheck",
 ]
 
 
-class Scope(str, Enum):
+class InstallScope(str, Enum):
     USER = "user"        # ~/.claude/settings.json, ~/.codex/hooks.json: every repository
     PROJECT = "project"  # <project>/.claude/settings.json, <project>/.codex/hooks.json: this project only
 
@@ -41,7 +41,7 @@ class Level(str, Enum):
     FAIL = "fail"
 
 
-class Action(str, Enum):
+class FileAction(str, Enum):
     CREATED = "created"      # the file did not exist; rose wrote it
     UPDATED = "updated"      # rose changed an existing file (a backup was kept where needed)
     UNCHANGED = "unchanged"  # nothing to do: already as wanted (installing twice changes nothing)
@@ -52,8 +52,8 @@ class Action(str, Enum):
 
 
 # what a dry run says of each change: what would happen, never what did
-_WOULD = {Action.CREATED: "would create", Action.UPDATED: "would update", Action.UNCHANGED: "unchanged",
-          Action.RESTORED: "would restore", Action.REMOVED: "would remove"}
+_WOULD = {FileAction.CREATED: "would create", FileAction.UPDATED: "would update", FileAction.UNCHANGED: "unchanged",
+          FileAction.RESTORED: "would restore", FileAction.REMOVED: "would remove"}
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class HookSpec:
 @dataclass(frozen=True)
 class FileChange:
     path: Path
-    action: Action
+    action: FileAction
     detail: str = ""
     backup: Path | None = None  # where the pre-install copy is (kept until an exact restore)
 
@@ -84,7 +84,7 @@ class InstallReport:
     """What one `install` / `uninstall` call did for one agent and scope, in words a user can act on."""
 
     agent: Agent
-    scope: Scope
+    scope: InstallScope
     operation: str                    # "install" | "uninstall"
     summary: str                      # one plain sentence: what is wired where now
     command: str = ""                 # the hook command rose wired, with <Event> for the event
@@ -96,7 +96,7 @@ class InstallReport:
 
     @property
     def changed(self) -> bool:
-        return any(c.action is not Action.UNCHANGED for c in self.changes)
+        return any(c.action is not FileAction.UNCHANGED for c in self.changes)
 
     def to_dict(self) -> dict[str, Any]:
         return {"agent": self.agent.value, "scope": self.scope.value, "operation": self.operation,
@@ -111,7 +111,7 @@ class InstallReport:
             text = f"  {verb} {change.path}"
             if change.detail:
                 text += f": {change.detail}"
-            if change.backup and change.action is Action.UPDATED:
+            if change.backup and change.action is FileAction.UPDATED:
                 text += f" (backup: {change.backup})"
             lines.append(text)
         if self.command:
@@ -129,7 +129,7 @@ class WiringCheck:
     level: Level
     detail: str
     agent: Agent | None = None
-    scope: Scope | None = None
+    scope: InstallScope | None = None
     path: Path | None = None
 
     def to_dict(self) -> dict[str, Any]:
