@@ -170,9 +170,10 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
     from rose.learn.attribute import attribute, record_episode
     from rose.learn.consolidate import reconcile_pending
     from rose.learn.mint import mint
-    from rose.transcripts import digest, execution_outcome, final_summary, read_transcript, task_prompt
+    from rose.transcripts import digest, execution_outcome, final_summary, read_transcript, redacted, task_prompt
 
-    conversation = read_transcript(Path(job.transcript_path), agent=job.agent or None)
+    # redacted once, as it is read: everything below cuts and budgets text that is already redacted
+    conversation = redacted(read_transcript(Path(job.transcript_path), agent=job.agent or None))
     executed = execution_outcome(conversation)   # verified / failed only from checks that really ran
     state = owner.read_json(session_path(owner, job.session_id), {})
     state = state if isinstance(state, dict) else {}

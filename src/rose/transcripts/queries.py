@@ -138,7 +138,7 @@ def task_prompt(conversation: Conversation) -> str | None:
     """The session's task as the user first put it (the first typed prompt, pasted text kept), redacted."""
     for m in conversation.messages:
         if m.kind is Kind.PROMPT and m.text.strip():
-            return redact(m.text)
+            return m.text if conversation.redacted else redact(m.text)
     return None
 
 
@@ -146,5 +146,5 @@ def final_summary(conversation: Conversation) -> str | None:
     """The agent's last words (its last assistant text), redacted: the candidate summary of the session."""
     for m in reversed(conversation.messages):
         if m.kind is Kind.TEXT and m.text.strip():
-            return redact(m.text)
+            return m.text if conversation.redacted else redact(m.text)
     return None
