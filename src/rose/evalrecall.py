@@ -24,6 +24,7 @@ from rose.config import Selector
 if TYPE_CHECKING:
     from rose.config import Settings
     from rose.judge import Judge
+    from rose.recall.trace import Trace
     from rose.store import Layers, Store
 
 ARMS = ("apex", "hybrid", "judge", "fork")
@@ -156,7 +157,7 @@ def _run_arm(arm: str, stores: list[Store], ep: Any, settings: Settings, judge: 
         except (selectors.SelectorFailed, JudgeFailure):
             return [], "none", True
     arm_settings = replace(settings, recall=replace(settings.recall, selector=Selector(arm)))
-    trace: dict[str, Any] = {}
+    trace: Trace = {}
     chosen, _notes = pipeline._select(stores, ep.prompt[:pipeline.MAX_PROMPT_CHARS], arm_settings, trace, judge,
                                      ep.session if arm == "fork" else None, None, False,
                                      getattr(judge.backend, "name", None) if judge is not None else None,

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rose.recall.trace import Trace
+
 from rose.model import NEVER_SERVED
 from rose.config import Selector, Settings
 from rose.deadline import MIN_STEP_S
@@ -39,7 +41,7 @@ class RecallResult:
     block: str
     notice: str
     items: list[Item] = field(default_factory=list)
-    trace: dict[str, Any] = field(default_factory=dict)
+    trace: Trace = field(default_factory=lambda: Trace())
 
     @property
     def injected(self) -> list[Item]:
@@ -61,7 +63,7 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
     deadline = deadline or Deadline.none()
     settings = settings or layers.settings()
     rs = settings.recall
-    trace: dict[str, Any] = {"prompt": prompt[:MAX_PROMPT_CHARS], "selector_configured": rs.selector.value}
+    trace: Trace = {"prompt": prompt[:MAX_PROMPT_CHARS], "selector_configured": rs.selector.value}
     if not rs.enabled:
         trace["gate"] = "recall.enabled is false"
         return RecallResult("", "", trace=trace)
@@ -155,7 +157,7 @@ def _busy_what(exc: BaseException) -> str:
     return "a lock is held" if isinstance(exc, LockTimeout) else "the database is locked"
 
 
-def _select(stores: list[Store], query: str, settings: Settings, trace: dict[str, Any], judge: Judge | None,
+def _select(stores: list[Store], query: str, settings: Settings, trace: Trace, judge: Judge | None,
             session_id: str | None, cwd: str | None, hot: bool, agent: str | None,
             deadline: Deadline) -> tuple[list[tuple[Any, Any, str]], list[str]]:
     rs = settings.recall
