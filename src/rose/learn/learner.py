@@ -24,7 +24,7 @@ from rose.errors import JobStopped, LearnerDeadline, LockTimeout
 from rose.learn import jobs as queue
 from rose.learn.jobs import Job, JobKind, log_line, queued
 from rose.model import EpisodeOutcome, Outcome
-from rose.store.sessions import session_path, update_session
+from rose.store.sessions import read_session, update_session
 from rose.store import Layers, Store
 from rose.store.atomic import file_lock
 from rose.store.events import EventKind
@@ -175,8 +175,7 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
     # redacted once, as it is read: everything below cuts and budgets text that is already redacted
     conversation = redacted(read_transcript(Path(job.transcript_path), agent=job.agent or None))
     executed = execution_outcome(conversation)   # verified / failed only from checks that really ran
-    state = owner.read_json(session_path(owner, job.session_id), {})
-    state = state if isinstance(state, dict) else {}
+    state = read_session(owner, job.session_id)
     since = int(state.get("learned_upto", 0))
     backend = judge.backend
     fork = job.session_id if job.fork and backend is not None and backend.can_fork and backend.name == job.agent \
