@@ -1,4 +1,5 @@
-"""The thin side of the warm helper, imported on every prompt: stdlib (and rose.errors) only, one round trip, never an error.
+"""The thin side of the warm helper, imported on every prompt: one round trip, never an error; the stdlib and two
+leaf modules of rose's (errors, envvars) only.
 
 One helper runs per user and installation. It lives in a private runtime folder: `$XDG_RUNTIME_DIR/rose` when
 that is set and sound, else `$TMPDIR/rose-<uid>` (or `/tmp/rose-<uid>`). A folder in a shared place is used only
