@@ -8,7 +8,8 @@
     python3 dev.py uninstall           remove that install: rose's user-level hooks that run it, the link, the venv
                                        (your lessons in ~/.rose and .rose/ stay)
     python3 dev.py demo                set up a local virtual environment (.venv/) and run rose's main job
-    python3 dev.py test                set up the same environment (plus test tools) and run the whole test suite
+    python3 dev.py test                set up the same environment (plus test tools), lint (ruff), type-check (mypy)
+                                       and run the whole test suite
     python3 dev.py docs [--check]      build the docs: regenerate docs/cli.md (from the parser) and docs/config.md
                                        (from config.py), check every internal link; --check writes nothing
 
@@ -33,6 +34,7 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 STAMP = VENV / ".rose-install-stamp"
 PYTEST_NO_TESTS_COLLECTED = 5
+LINTED = ["src", "tests", "bench", "dev.py"]  # what `dev.py test` lints with ruff (mypy's files are in pyproject.toml)
 
 
 def _say(message: str) -> None:
@@ -74,6 +76,13 @@ def test(args: list[str]) -> int:
         rc = _run(["bash", setup], env=env)
         if rc != 0:
             _say(f"test setup failed (exit {rc}); see the message above")
+            return rc
+    # the static checks first: lint and types, whose settings are in pyproject.toml (what they check and why)
+    for name, check in (("ruff", [PYTHON, "-m", "ruff", "check", "--quiet", *LINTED]),
+                        ("mypy", [PYTHON, "-m", "mypy"])):
+        rc = _run(check, env=env)
+        if rc != 0:
+            _say(f"{name} found problems (exit {rc}); see above")
             return rc
     rc = _run([PYTHON, "-m", "pytest", *args], env=env)
     if rc == PYTEST_NO_TESTS_COLLECTED:

@@ -39,7 +39,6 @@ sys.path.insert(0, str(REPO / "src"))
 
 from rose.hooks import BUDGET_S  # noqa: E402
 from rose.install.hooks import HOOKS  # noqa: E402
-from rose.install.model import Agent  # noqa: E402
 
 STANDIN = REPO / "tests" / "support" / "standin_model.py"
 KILL_SESSIONS = 6

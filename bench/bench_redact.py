@@ -136,7 +136,7 @@ def report(name: str, q: dict, verbose: bool) -> None:
                 print(f"  MISS {fam}/{s.syntax}: {s.text[:160]!r}")
         for s, out in q["inexact"][:15]:
             print(f"  INEXACT {s.family}/{s.syntax}: {s.text[:120]!r} -> {out[:120]!r}")
-        for n, t, o in q["fp"][:15]:
+        for n, _t, o in q["fp"][:15]:
             print(f"  FP {n}: {o[:200]!r}")
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -65,8 +64,8 @@ class Query:
 
 
 def load() -> tuple[list[dict], list[dict]]:
-    lessons = [json.loads(line) for line in open(DATA / "lessons.jsonl", encoding="utf-8")]
-    prompts = [json.loads(line) for line in open(DATA / "prompts.jsonl", encoding="utf-8")]
+    lessons = [json.loads(line) for line in (DATA / "lessons.jsonl").read_text(encoding="utf-8").splitlines()]
+    prompts = [json.loads(line) for line in (DATA / "prompts.jsonl").read_text(encoding="utf-8").splitlines()]
     return lessons, prompts
 
 
@@ -295,7 +294,6 @@ def main() -> int:
         old_fused = [fused(old, q.old_lists, settings) for q in queries]
         new_fused = [fused(new, q.new_lists, settings) for q in queries]
         lex_old = [[i for _s, i, _ in q.old_lists.lexical] for q in queries]
-        lex_new = [[i for _s, i, _ in q.new_lists.lexical] for q in queries]
         den_old = [[i for _s, i, _ in q.old_lists.dense] for q in queries]
         den_new = [[i for _s, i, _ in q.new_lists.dense] for q in queries]
         fus_old = [[c.id for c in f] for f in old_fused]

@@ -74,6 +74,44 @@ def run_rose(*args: str, cwd: Path, input: str | None = None, env: dict[str, str
                           text=True, env=full_env, timeout=timeout)
 
 
+def run_rose_here(*args: str, cwd: Path, input: str | None = None, env: dict[str, str] | None = None,
+                  timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """`rose ARGS` run in this process, through `rose.cli.main(argv)`: what run_rose does, without a new
+    interpreter per call. The working directory, the environment, stdin, stdout and stderr are the call's own and
+    restored after it. `rose hook` keeps its own process (its watchdog may end the process at its budget), as do the
+    tests that are about a real process (tests/test_cli.py keeps a few)."""
+    if args[:1] == ("hook",):
+        return run_rose(*args, cwd=cwd, input=input, env=env, timeout=timeout)
+    import contextlib
+    import importlib.util
+    import io
+
+    from rose import cli
+
+    # the MCP SDK binds sys.stderr as a default argument when first imported: never let that be this call's buffer
+    if importlib.util.find_spec("mcp") is not None:
+        import mcp.client.stdio  # noqa: F401
+
+    saved_env, saved_cwd, saved_stdin = dict(os.environ), os.getcwd(), sys.stdin
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        os.environ.update(env or {})
+        os.chdir(cwd)
+        sys.stdin = io.StringIO(input or "")
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli.main(list(args))
+            except SystemExit as done:   # argparse's usage errors and --help
+                code = done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
+    finally:
+        sys.stdin = saved_stdin
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["rose", *args], code, out.getvalue(), err.getvalue())
+
+
 @pytest.fixture
 def rose_cli():
-    return run_rose
+    """`rose ARGS` in-process (run_rose_here); tests about a real process call run_rose themselves."""
+    return run_rose_here

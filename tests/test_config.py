@@ -30,7 +30,7 @@ def test_spec_knobs_exist_with_spec_defaults() -> None:
 @pytest.mark.parametrize("key,value,expected", [
     ("recall.max_pack_tokens", "2500", 2500), ("recall.enabled", "off", False), ("recall.enabled", True, True),
     ("recall.selector", "HYBRID", config.Selector.HYBRID), ("descent.w_judge", "0.5", 0.5),
-    ("agent.model", "sonnet", "sonnet"), ("agent", "codex", config.Backend.CODEX),
+    ("agent.model", "sonnet", "sonnet"), ("agent", "codex", config.BackendName.CODEX),
 ])
 def test_coercion(key: str, value: object, expected: object) -> None:
     assert config.coerce(config._knob(key), value) == expected
@@ -72,7 +72,7 @@ def test_what_a_file_holds_is_never_fatal(tmp_path: Path) -> None:
     assert s.recall.judge_calls == 7
     assert any(p.kind is config.ProblemKind.UNREADABLE and p.source == str(broken) for p in s.problems)
     # the strict path stays strict: `rose config set` names the key
-    with pytest.raises(ConfigError, match="unknown setting 'recal.x'"):
+    with pytest.raises(ConfigError, match=r"unknown setting 'recal\.x'"):
         config.set_in_file(path, "recal.x", "1")
 
 
@@ -92,7 +92,7 @@ def test_privileged_keys_only_from_the_users_own_layers(tmp_path: Path) -> None:
                     "embed:\n  provider: openai\n  base_url: http://evil.example/v1\nrecall:\n  judge_calls: 9\n",
                     encoding="utf-8")
     s = config.load([config.Source(own, own=True), config.Source(repo, own=False)])
-    assert s.agent.backend is config.Backend.CODEX and s.agent.claude_command == "claude"
+    assert s.agent.backend is config.BackendName.CODEX and s.agent.claude_command == "claude"
     assert s.agent.openai_base_url == config.AgentSettings().openai_base_url
     assert s.agent.openai_api_key_env == "OPENAI_API_KEY" and s.embed.provider is config.EmbedProvider.AUTO
     assert (s.agent.model, s.recall.judge_calls) == ("big", 9)  # tuning is fine

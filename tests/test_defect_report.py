@@ -6,7 +6,7 @@ import re
 import stat
 from pathlib import Path
 
-from tests.conftest import run_rose, write_own_config
+from tests.conftest import run_rose_here as run_rose, write_own_config
 from tests.support.mock_model_server import MockModelServer
 
 GITHUB = "ghp_" + "Zr8Qm2Lk9Xw4Tb7Vn3Jc6Hd1Fs5Gy0Pa2Ue"

@@ -10,7 +10,7 @@ import pytest
 from rose.importers import import_paths
 from rose.importers.rules import kind_of, split
 from rose.model import Scope, Status
-from tests.conftest import run_rose
+from tests.conftest import run_rose_here as run_rose
 
 GUIDE = """\
 # Payments service

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from rose.config import EmbedProvider, Selector, Settings
 from rose.judge import FailureKind, Judge, JudgeFailure, Scripted

@@ -439,7 +439,7 @@ def test_redact_data_nested():
         "env": [{"name": "STRIPE_SECRET", "value": "not-random-but-secret"}, {"name": "LOG_LEVEL", "value": "info"}],
         f"cache:{AWS_ID}": "key holding a secret",
         "tags": {"a", f"jwt {JWT}"},
-        "pair": Pair("x", f"postgres://u:pw9@h/db"),
+        "pair": Pair("x", "postgres://u:pw9@h/db"),
         "tokens": 1234, "max_tokens": 512, "session": "550e8400-e29b-41d4-a716-446655440000",
     }
     out = redact_data(data)
@@ -521,7 +521,7 @@ def test_large_mixed_text():
     big = sep.join(pieces)
     out = redact(big)
     assert out == sep.join(expected)
-    for _, text, secret, _, _ in POSITIVES[:10]:
+    for _, _text, secret, _, _ in POSITIVES[:10]:
         assert secret not in out
     assert len(big) > 1_000_000
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import run_rose
+from tests.conftest import run_rose_here as run_rose
 
 
 def _prompt(project: Path, session: str = "s") -> str:

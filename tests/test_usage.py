@@ -155,7 +155,7 @@ def _mutations(rng: random.Random, i: int):
     usage_only = [use, use, use, gap, hint, attempt, backoff, heldout, claim_counts, idle, rescue_credit, duplicate]
     meaning = [body, new_claim, new_trial, advance, close]
     pick = rng.choice(usage_only + meaning)
-    only_usage = pick in usage_only and not (pick is advance)
+    only_usage = pick in usage_only and pick is not advance
     return pick, only_usage
 
 

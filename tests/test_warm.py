@@ -212,3 +212,39 @@ def test_a_helper_retires_when_roses_code_changes_under_it(warm_env, tmp_path: P
         if helper.poll() is None:
             helper.kill()
             helper.wait(timeout=HANG_S)
+
+
+def test_a_skip_in_a_hook_the_helper_ran_is_logged_in_the_callers_store(layers, monkeypatch) -> None:
+    """The helper runs in `/`: the skip of a hook it ran goes to the store of the caller's folder, not to `/`'s."""
+    from rose.store.events import EventKind
+    from rose.warm import server
+
+    monkeypatch.chdir("/")
+    out = server._run_hook(["claude", "UserPromptSubmit"], "not json", str(layers.cwd), dict(os.environ))
+    assert "skipped" in json.loads(out)["systemMessage"]
+    events = [json.loads(line) for line in layers.project.events_path.read_text(encoding="utf-8").splitlines()]
+    assert [(e["kind"], e["hook"]) for e in events if e["kind"] == EventKind.SKIP.value] == \
+        [("skip", "UserPromptSubmit")]
+
+
+def test_a_helper_that_runs_out_of_time_is_a_logged_skip(layers, monkeypatch) -> None:
+    """The helper took the prompt and did not answer within the budget: the notice says so, and the caller logs it."""
+    import io
+
+    from rose.hooks import entry
+    from rose.warm import client
+
+    def too_late(*_args, **_kwargs):
+        raise client.Timeout("no answer")
+    monkeypatch.setenv("ROSE_WARM_HELPER", "1")
+    monkeypatch.setattr(client, "socket_path", lambda: "/nonexistent/rose.sock")
+    monkeypatch.setattr(client, "request", too_late)
+    monkeypatch.chdir(layers.cwd)
+    payload = json.dumps({"session_id": "s1", "cwd": str(layers.cwd), "hook_event_name": "UserPromptSubmit",
+                          "prompt": "hello"}).encode()
+    stdout = io.StringIO()
+    assert entry.main(["claude", "UserPromptSubmit"], io.BytesIO(payload), stdout) == 0
+    assert "ran out of time" in json.loads(stdout.getvalue())["systemMessage"]
+    events = [json.loads(line) for line in layers.project.events_path.read_text(encoding="utf-8").splitlines()]
+    skips = [e for e in events if e["kind"] == "skip"]
+    assert [e["hook"] for e in skips] == ["UserPromptSubmit"] and "warm helper" in skips[0]["reason"]

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rose import envvars
 from rose.errors import RoseError
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
     elif not results:
         print("nothing queued")
     else:
-        for store, r in results:
+        for _store, r in results:
             print(f"{'done' if r.done else 'left'}  {r.job.name}: {r.detail}")
     return 0 if all(r.done for _s, r in results) else 1
 
@@ -503,15 +504,15 @@ def cmd_eval_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from rose.install import Scope, agents_for, install_agents, render_reports, uninstall
+    from rose.install import InstallScope, agents_for, install_agents, render_reports, uninstall
 
     cwd = Path(args.cwd) if args.cwd else Path.cwd()
     if args.command == "install":  # with --agent auto, an agent not found gets a "skipped (why)" report
-        reports = install_agents(args.agent, Scope(args.scope), cwd, Path.home(), dry_run=args.dry_run,
+        reports = install_agents(args.agent, InstallScope(args.scope), cwd, Path.home(), dry_run=args.dry_run,
                                  mcp=not args.no_mcp)
     else:  # uninstalling from an agent that was never wired is a no-op, so "auto" means all here
         agent = "all" if args.agent == "auto" else args.agent
-        reports = [uninstall(a, Scope(args.scope), cwd, Path.home(), dry_run=args.dry_run) for a in agents_for(agent)]
+        reports = [uninstall(a, InstallScope(args.scope), cwd, Path.home(), dry_run=args.dry_run) for a in agents_for(agent)]
     if args.json:
         _print_json([r.to_dict() for r in reports])
     else:
@@ -760,9 +761,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # noqa: BLE001 - a bug must still read as one line, with the way to see more
-        if os.environ.get("ROSE_DEBUG"):
+    except Exception as exc:  # a bug must still read as one line, with the way to see more
+        if os.environ.get(envvars.DEBUG):
             raise
-        print(f"rose: internal error: {type(exc).__name__}: {exc} (set ROSE_DEBUG=1 for the traceback)",
+        print(f"rose: internal error: {type(exc).__name__}: {exc} (set {envvars.DEBUG}=1 for the traceback)",
               file=sys.stderr)
         return 1

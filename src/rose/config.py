@@ -15,7 +15,7 @@ import functools
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from collections.abc import Callable
-from typing import Any, get_type_hints
+from typing import Any, cast, get_type_hints
 
 from rose.errors import ConfigError
 
@@ -45,7 +45,8 @@ class DescentStrategy(str, enum.Enum):
     STEPWISE = "stepwise"
 
 
-class Backend(str, enum.Enum):
+class BackendName(str, enum.Enum):
+    """Which backend answers the judge (a setting); the backends themselves are rose.judge.backends.Backend."""
     AUTO = "auto"
     CLAUDE = "claude"
     CODEX = "codex"
@@ -56,7 +57,7 @@ class Backend(str, enum.Enum):
     NONE = "none"
 
 
-TEST_BACKENDS = (Backend.SCRIPTED, Backend.SIM)
+TEST_BACKENDS = (BackendName.SCRIPTED, BackendName.SIM)
 
 
 class EmbedProvider(str, enum.Enum):
@@ -110,7 +111,8 @@ class CompressionSettings:
     replay_k: int = knob(5, "Regression episodes replayed to validate a candidate.")
     max_token_ratio: float = knob(0.75, "A candidate must be at most this fraction of the original's tokens.")
     heldout_fraction: float = knob(0.3, "Share of episodes never used to accept a compression, replayed after.")
-    under_report_ratio: float = knob(0.9, "A candidate below this fraction of the original that declares no dropped claim is under-reported.")
+    under_report_ratio: float = knob(0.9, "A candidate below this fraction of the original that declares no dropped "
+                                          "claim is under-reported.")
 
 
 @dataclass
@@ -161,7 +163,7 @@ class RoutingSettings:
 
 @dataclass
 class AgentSettings:
-    backend: Backend = knob(Backend.AUTO, "Who answers the judge's questions; auto = first of claude, codex on PATH.",
+    backend: BackendName = knob(BackendName.AUTO, "Who answers the judge's questions; auto = first of claude, codex on PATH.",
                             privileged=True)
     model: str = knob("", "Model name passed to the backend; empty = the backend's default.")
     timeout_s: float = knob(60.0, "Deadline of one judge call; a call past it is a failure, never a pass.")
@@ -237,7 +239,7 @@ def _all_knobs() -> tuple[Knob, ...]:
     for section in fields(Settings):
         if section.metadata.get("not_a_section"):
             continue
-        section_type = section.default_factory  # type: ignore[misc]
+        section_type = cast(type, section.default_factory)  # every section field is field(default_factory=<its class>)
         hints = get_type_hints(section_type)
         for f in fields(section_type):
             default = f.default if f.default is not MISSING else None
@@ -466,8 +468,8 @@ def load(paths: list[Path | Source], cache: Path | None = None, env: Any = None)
     if raw is None:
         raw = []
         for path in files:
-            data, problems = _read_tolerant(path)
-            raw.append((str(path), data, [p.to_dict() for p in problems]))
+            data, read_problems = _read_tolerant(path)
+            raw.append((str(path), data, [p.to_dict() for p in read_problems]))
         if cache is not None:
             _store_overrides(files, cache, raw)
     settings = Settings()
@@ -567,6 +569,14 @@ def reference_markdown() -> str:
         type_name = k.type_name.replace(" | ", ", ")
         reason = k.reason + (" **Own config only.**" if k.privileged else "")
         lines.append(f"| `{k.key}` | {type_name} | `{display(k.default)}` | {reason} |")
+    from rose import envvars
+
+    lines += ["", "## Environment variables", "",
+              "Besides the settings' own `ROSE_<SECTION>_<NAME>`, rose reads these (declared in `src/rose/envvars.py`).",
+              "", "| variable | default | what it does |", "|---|---|---|"]
+    for name, default, what, internal in envvars.VARIABLES:
+        lines.append(f"| `{name}` | {f'`{default}`' if default else 'unset'} | {what}"
+                     + (" Set by rose itself." if internal else "") + " |")
     return "\n".join(lines) + "\n"
 
 

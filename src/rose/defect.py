@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from rose import envvars
 from rose.errors import RoseError
 from rose.store import Layers
 
@@ -108,7 +109,7 @@ def _cli_version(name: str) -> str:
     if not found:
         return "not on PATH"
     env = {**os.environ, "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-           "ROSE_CHILD": "1"}
+           envvars.CHILD: "1"}
     try:
         cp = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=CLI_TIMEOUT_S,
                             stdin=subprocess.DEVNULL, env=env)
@@ -237,7 +238,7 @@ def _failures(layers: Layers) -> Section:
     from rose.redact import redact
 
     bad = []
-    for ts, store, text in _event_lines(layers):
+    for _ts, store, text in _event_lines(layers):
         ev = json.loads(text)
         if ev.get("ok") is False or ev.get("kind") == "skip" or str(ev.get("outcome", "")).startswith(("fail", "timeout")) \
                 or ev.get("error"):

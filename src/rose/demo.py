@@ -51,6 +51,7 @@ def run_demo(keep: bool, out: TextIO) -> int:
             say.section("$ rose status")
             from rose import render, report
 
+            assert sim.layers is not None  # set by Simulation.__enter__
             say(render.status(report.status(sim.layers)))
         say()
         say(f"demo finished in {time.monotonic() - started:.1f}s: {sim.n} sessions through the real hooks and "
@@ -83,10 +84,10 @@ def _task(sim, family: str, *keys: str, kind: str = "family"):
 
 
 def _apex(sim, family: str):
-    from rose.model import Origin, Status
+    from rose.model import SERVABLE, Origin
 
     return next(n for n in sim.nodes() if n.family == family and n.origin is not Origin.MERGE
-                and n.status in (Status.ACTIVE, Status.DISPUTED))
+                and n.status in SERVABLE)
 
 
 def _tree(sim, say, family: str | None = None) -> None:
@@ -94,6 +95,7 @@ def _tree(sim, say, family: str | None = None) -> None:
     trial), held-out results and gaps. `rose tree` prints the full manifests."""
     from rose import report
     from rose.compress.graph import base_body
+    from rose.model import SERVABLE
     from rose.tokens import estimate
 
     nodes = {n.id: n for n in sim.nodes()}
@@ -114,7 +116,7 @@ def _tree(sim, say, family: str | None = None) -> None:
         if node.gaps:
             extra.append(f"{len(node.gaps)} knowledge gap")
         say(f"{pad}L{line.level} {line.id} {line.family}/{line.title}{status}  ({', '.join(extra)})")
-        if line.depth or node.status.value not in ("active", "disputed"):
+        if line.depth or node.status not in SERVABLE:
             continue
         inner = "  " * (line.depth + 2)
         for claim in node.dropped:

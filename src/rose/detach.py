@@ -19,9 +19,9 @@ def spawn_detached(argv: list[str], log: Path, cwd: Path | None = None, *, keep_
 
     `keep_fd` is handed to the child as fd 3 (the learner's lock travels this way, so it is held from the moment
     the hook takes it until the learner exits)."""
-    from rose import environment
+    from rose import environment, envvars
 
-    env = environment.child({"ROSE_CHILD": "1", **(extra_env or {})})
+    env = environment.child({envvars.CHILD: "1", **(extra_env or {})})
     log.parent.mkdir(parents=True, exist_ok=True)
     if hasattr(os, "posix_spawn"):
         # the log may sit in a shared runtime folder: never follow a symlink planted where it should be
@@ -66,7 +66,7 @@ class RedactedStream:
     """stdout/stderr for a detached process (the learner, the warm helper): whole lines, redacted, then written to
     the log it was started with, so a traceback quoting a secret never reaches that log as it was."""
 
-    def __init__(self, raw) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, raw) -> None:
         self.raw = raw
         self.pending = ""
 
@@ -94,5 +94,5 @@ class RedactedStream:
 
 def redact_own_output() -> None:
     """Called first thing by a detached process: everything it prints goes through the redactor."""
-    sys.stderr = RedactedStream(sys.stderr)  # type: ignore[assignment]
-    sys.stdout = RedactedStream(sys.stdout)  # type: ignore[assignment]
+    sys.stderr = RedactedStream(sys.stderr)
+    sys.stdout = RedactedStream(sys.stdout)

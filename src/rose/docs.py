@@ -37,7 +37,7 @@ def _flags(action: argparse.Action) -> str:
         return f"`{action.metavar or action.dest}`" + (" ..." if action.nargs in ("+", "*") else "")
     metavar = ""
     if action.nargs != 0:
-        metavar = " " + (action.metavar or (
+        metavar = " " + str(action.metavar or (  # rose names no tuple metavar
             "{" + ",".join(map(str, action.choices)) + "}" if action.choices else action.dest.upper()))
     return ", ".join(f"`{flag}{metavar}`" for flag in action.option_strings)
 
@@ -73,7 +73,7 @@ def _synopsis(name: str, sub: argparse.ArgumentParser) -> str:
         if not action.option_strings:
             token = (action.metavar or action.dest).upper() if action.metavar is None else action.metavar
             token = {"+": f"{token}...", "*": f"[{token}...]", "?": f"[{token}]"}.get(str(action.nargs), token)
-            parts.append(token)
+            parts.append(str(token))  # rose names no tuple metavar
         elif action.required:
             parts.append(_flags(action).split(", ")[-1].strip("`"))
     return " ".join(parts)

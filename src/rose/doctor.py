@@ -4,16 +4,9 @@ from __future__ import annotations
 import shutil
 import sys
 from dataclasses import asdict, dataclass
-from enum import Enum
 
+from rose.install.model import Level  # one Level for every check: the wiring checks' and doctor's own
 from rose.store import Layers, global_root
-
-
-class Level(str, Enum):
-    OK = "ok"
-    INFO = "info"
-    WARN = "warn"
-    FAIL = "fail"
 
 
 @dataclass
@@ -59,7 +52,10 @@ def _helper_checks() -> list[Check]:
     running = ""
     try:
         if sock and client.request(sock, {"op": "ping"}, 1.0) is None and os.path.exists(sock):
-            running = f"running (pid {open(pid_file).read().strip()})" if os.path.exists(pid_file) else "running"
+            running = "running"
+            if os.path.exists(pid_file):
+                with open(pid_file) as handle:
+                    running = f"running (pid {handle.read().strip()})"
     except (OSError, client.Timeout):
         running = ""
     return [Check("warm helper", Level.OK, f"{running or 'not running (the next prompt starts one)'}; {why}")]
@@ -83,8 +79,8 @@ def _store_checks(layers: Layers) -> list[Check]:
         for rel, reason in report.problems:
             out.append(Check("corrupt file", Level.WARN, f"{store.root / rel}: {reason} (skipped, left as is)"))
         _episodes, bad = store.episodes()
-        for exc in bad:
-            out.append(Check("corrupt episode", Level.WARN, f"{exc} (skipped, left as is)"))
+        for problem in bad:
+            out.append(Check("corrupt episode", Level.WARN, f"{problem} (skipped, left as is)"))
     return out
 
 

@@ -79,7 +79,7 @@ class using:  # noqa: N801 - used as a context manager, reads like one
         _CWD.reset(self._tokens[1])
 
 
-def bound(fn):  # type: ignore[no-untyped-def]
+def bound(fn):
     """`fn` bound to the caller's environment, for a thread to run: threads do not inherit context variables."""
     ctx = contextvars.copy_context()
     return lambda *args, **kwargs: ctx.run(fn, *args, **kwargs)

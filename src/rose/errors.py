@@ -1,16 +1,43 @@
-"""The error tree. Every error a user can cause is one of these, and the CLI prints it as one line.
+"""The error tree, in one module. Every exception rose defines is here; the modules that raise them re-export theirs
+(``rose.judge.errors.JudgeFailure`` and ``rose.judge.JudgeFailure`` are this module's class). A user-caused error is
+one line, fit to show as is; the CLI prints it as ``rose: <message>``.
 
-    RoseError                      anything rose raises on purpose
-    ├── StoreNotFound              no .rose/ above the working directory (and no global store asked for)
-    ├── NodeNotFound               an id that no store holds
-    ├── CorruptFile                a node/episode file that cannot be parsed (path + reason; never rewritten)
-    ├── ConfigError                an unknown key or a value of the wrong type (names the key and the type)
-    ├── LockTimeout                another process held the store lock for too long
-    └── JudgeFailure               a model call that did not yield a valid answer (fail closed; see rose.judge)
+    RoseError                          anything rose raises on purpose
+    ├── StoreNotFound                  no store for the working directory (and none asked for)
+    ├── NodeNotFound                   an id that no store holds
+    ├── CorruptFile                    a node/episode file that cannot be parsed (path + reason; never rewritten)
+    ├── ConfigError                    an unknown key or a value of the wrong type (names the key and the type)
+    ├── LockTimeout                    another process held the store lock for too long
+    ├── JudgeFailure(kind=FailureKind) a model call that did not yield a valid answer (fail closed; see rose.judge)
+    ├── AnswerInvalid (ValueError)     a call's own validation refused an answer; Judge.ask makes it a JudgeFailure
+    ├── SelectorFailed                 a recall selector could not choose (the pipeline falls back and says so)
+    ├── EmbedUnavailable               the configured embedder cannot run here (recall goes lexical-only)
+    ├── HelperTimeout                  the warm helper took a request and did not answer in time
+    ├── PayloadError (ValueError)      a hook payload that is not what the agent sends (the hook fails open)
+    ├── InstallError                   a file `rose install` must edit cannot be read safely; nothing was written
+    ├── TomlError (ValueError)         a TOML text rose's own reader refuses
+    ├── RuleRefused                    a selection rule not conditioned on a kind of task
+    ├── TranscriptError                a transcript that cannot be read
+    │   ├── TranscriptNotFound         no file at the path
+    │   └── TranscriptUnreadable       no permission, binary, or not a Claude/Codex JSONL transcript
+    │       └── TranscriptNotAFile     a directory, FIFO, socket or device: refused before any blocking open
+    └── QuoteFound                     not an error: the full-text quote probe's early exit (caught where raised)
+
+    BaseException, on purpose outside RoseError (so that no ``except Exception`` in a stage can swallow them):
+    RoseInterrupt
+    ├── JobStopped                     a learner job's time is up
+    └── LearnerDeadline                the learner run's time is up (the job in progress stays queued)
+
+The classes that also derive from ValueError keep the ``except ValueError`` of the code around them working.
+This module imports nothing of rose's: every layer may import it.
 """
 from __future__ import annotations
 
-from pathlib import Path
+from enum import Enum
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook path imports this module: no typing or pathlib at run time
+    from pathlib import Path
 
 
 class RoseError(Exception):
@@ -47,3 +74,137 @@ class LockTimeout(RoseError):
     def __init__(self, path: Path, seconds: float):
         super().__init__(f"could not take the store lock {path} within {seconds:.0f}s; is another rose stuck?")
         self.path = path
+
+
+# -- the judge ------------------------------------------------------------------------------------------------------
+class FailureKind(str, Enum):
+    """What went wrong in a model call, so callers and `rose doctor` can tell "nothing is installed" from "the model
+    spoke nonsense" (rose.judge.errors says which kinds are retried and which count as an outage)."""
+    NO_BACKEND = "no_backend"          # model-free mode (nothing configured or found) or an unregistered backend
+    MISSING_BINARY = "missing_binary"  # the configured CLI is not on PATH / not executable
+    TIMEOUT = "timeout"                # past the deadline; the child's whole process group was killed
+    EXIT = "exit"                      # the CLI exited non-zero without saying why in its JSON
+    MODEL_ERROR = "model_error"        # the backend answered but reported an error (claude is_error, turn.failed)
+    HTTP = "http"                      # an HTTP 4xx/5xx from an API endpoint
+    UNREACHABLE = "unreachable"        # connection refused, DNS failure, TLS failure
+    UNPARSEABLE = "unparseable"        # no JSON object could be read from the reply
+    SCHEMA = "schema"                  # a JSON object that breaks the call's schema or its extra checks
+    REFUSED = "refused"                # the model declined to answer (OpenAI `refusal`)
+    CONFIG = "config"                  # the backend cannot run as configured (e.g. no model name for openai)
+    SCRIPT = "script"                  # the scripted (test) backend had nothing queued and no handler
+
+
+class JudgeFailure(RoseError):
+    """A model call that did not yield a valid answer. Fail closed: the caller must treat it as "no judgment"."""
+
+    def __init__(self, kind: FailureKind, detail: str, *, call: str = "", backend: str = "",
+                 status: int | None = None, problems: list[str] | None = None):
+        self.kind = FailureKind(kind)
+        self.detail = detail
+        self.call = call
+        self.backend = backend
+        self.status = status
+        self.problems = list(problems or [])
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        where = " ".join(p for p in (f"judge {self.call}" if self.call else "judge",
+                                     f"via {self.backend}" if self.backend else "") if p)
+        return f"{where} failed ({self.kind.value}): {self.detail}"
+
+    def located(self, call: str, backend: str) -> JudgeFailure:
+        """The same failure, stamped with the call and backend it happened in (for messages and events)."""
+        self.call = self.call or call
+        self.backend = self.backend or backend
+        self.args = (self._message(),)
+        return self
+
+
+class AnswerInvalid(RoseError, ValueError):
+    """Raised by a call's validation: the answer breaks the schema or an extra check. Judge.ask turns it into a
+    JudgeFailure(SCHEMA); it is its own type so calls can be tested without a backend."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("; ".join(problems[:5]) + (f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""))
+
+
+# -- recall -----------------------------------------------------------------------------------------------------------
+class SelectorFailed(RoseError):
+    """A selector (config.Selector) that could not choose; the pipeline falls back and names it on the notice."""
+
+    def __init__(self, selector: Enum, reason: str):
+        super().__init__(f"{selector.value}: {reason}")
+        self.selector = selector
+        self.reason = reason
+
+
+class EmbedUnavailable(RoseError):
+    """The configured embedder cannot run here (not installed, endpoint down); callers go lexical-only."""
+
+
+class HelperTimeout(RoseError):
+    """The helper took the request but did not answer in time (the caller must not redo the work)."""
+
+
+# -- hooks, install, routing -----------------------------------------------------------------------------------------
+class PayloadError(RoseError, ValueError):
+    """A hook payload that is not what the agent sends: too big, not JSON, not an object, a field of the wrong type."""
+
+
+class InstallError(RoseError):
+    """A file rose must edit cannot be read safely (malformed JSON or TOML, a wrong shape). Nothing was written."""
+
+
+class TomlError(RoseError, ValueError):
+    """A TOML text rose's own small reader refuses (it reads the files `rose install` edits)."""
+
+
+class RuleRefused(RoseError):
+    """A rule that is not conditioned on a kind of task (or says nothing about where to look)."""
+
+
+# -- transcripts ------------------------------------------------------------------------------------------------------
+class TranscriptError(RoseError):
+    def __init__(self, path: Path, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class TranscriptNotFound(TranscriptError):
+    def __init__(self, path: Path):
+        super().__init__(path, "no such transcript file")
+
+
+class TranscriptUnreadable(TranscriptError):
+    pass
+
+
+class TranscriptNotAFile(TranscriptUnreadable):
+    """The path names something other than a regular file (reading a FIFO or a device could block forever)."""
+
+    def __init__(self, path: Path, what: str):
+        super().__init__(path, f"is a {what}, not a transcript file")
+        self.what = what
+
+
+class QuoteFound(RoseError):
+    """Not an error: the full-text quote probe stops reading at the turn that holds the quote (message ``n``)."""
+
+    def __init__(self, n: int):
+        super().__init__(f"quote found in message {n}")
+        self.n = n
+
+
+# -- interrupts: BaseException on purpose ----------------------------------------------------------------------------
+class RoseInterrupt(BaseException):
+    """Time is up: raised into running work, and never caught by an ``except Exception`` on its way out."""
+
+
+class JobStopped(RoseInterrupt):
+    """Raised inside a job when its time is up (a BaseException, so no `except Exception` in a stage hides it)."""
+
+
+class LearnerDeadline(RoseInterrupt):
+    """Raised when the whole run's time is up: the job in progress stays queued as it was."""

@@ -18,11 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from rose.model import SERVABLE_SQL
 from rose.config import Selector
 
 if TYPE_CHECKING:
     from rose.config import Settings
     from rose.judge import Judge
+    from rose.recall.trace import Trace
     from rose.store import Layers, Store
 
 ARMS = ("apex", "hybrid", "judge", "fork")
@@ -155,8 +157,8 @@ def _run_arm(arm: str, stores: list[Store], ep: Any, settings: Settings, judge: 
         except (selectors.SelectorFailed, JudgeFailure):
             return [], "none", True
     arm_settings = replace(settings, recall=replace(settings.recall, selector=Selector(arm)))
-    trace: dict[str, Any] = {}
-    chosen, notes = pipeline._select(stores, ep.prompt[:pipeline.MAX_PROMPT_CHARS], arm_settings, trace, judge,
+    trace: Trace = {}
+    chosen, _notes = pipeline._select(stores, ep.prompt[:pipeline.MAX_PROMPT_CHARS], arm_settings, trace, judge,
                                      ep.session if arm == "fork" else None, None, False,
                                      getattr(judge.backend, "name", None) if judge is not None else None,
                                      Deadline(settings.recall.deadline_s))
@@ -171,7 +173,7 @@ def _apexes(stores: list[Store]) -> list[Any]:
 
     out = []
     for store in stores:
-        rows = store.index.rows("status IN ('active', 'disputed')")
+        rows = store.index.rows(f"status IN {SERVABLE_SQL}")
         servable = {r.id for r in rows}
         out += [Candidate(r.id, store, r) for r in rows if not any(p in servable for p in r.parents)]
     out.sort(key=lambda c: (-c.row.use_count, -c.row.importance, c.id))

@@ -28,7 +28,7 @@ def valid_episode_id(value: object) -> bool:
     return isinstance(value, str) and EPISODE_ID_RE.fullmatch(value) is not None
 
 
-def _check_ids(field_name: str, ids: list[str], valid) -> list[str]:  # type: ignore[no-untyped-def]
+def _check_ids(field_name: str, ids: list[str], valid) -> list[str]:
     bad = [i for i in ids if not valid(i)]
     if bad:
         raise ValueError(f"{field_name} holds an id that breaks the id grammar: {bad[0][:80]!r}")
@@ -48,6 +48,22 @@ class Status(str, Enum):
     DEMOTED = "demoted"
     DISPUTED = "disputed"
     ARCHIVED = "archived"
+
+
+# The one list of the statuses recall may serve directly; the others are reached only through the lessons above them.
+SERVABLE: tuple[Status, ...] = (Status.ACTIVE, Status.DISPUTED)
+SERVABLE_SQL = "(" + ", ".join(f"'{s.value}'" for s in SERVABLE) + ")"   # for `status IN ...` in the index's SQL
+# Never served, even when a selector names one on purpose (a superseded lesson may be, when a walk descends to it).
+NEVER_SERVED: tuple[Status, ...] = (Status.ARCHIVED, Status.DEMOTED)
+
+
+class Relation(str, Enum):
+    """How a new lesson relates to an existing one (the judge's `reconcile` answer; rose.learn.consolidate acts on it)."""
+    DUPLICATE = "duplicate"      # says the same thing: store nothing, record the hit
+    REFINES = "refines"          # adds detail to the existing lesson: fold into its lineage
+    CONTRADICTS = "contradicts"  # cannot both be true: keep both, mark both disputed, ask the question
+    SPECIALISES = "specialises"  # a special case of the existing, more general lesson: a sibling under it
+    ORTHOGONAL = "orthogonal"    # a different subject after all: a new family
 
 
 class Origin(str, Enum):
@@ -203,8 +219,9 @@ class Stats:
     @classmethod
     def from_dict(cls, data: Any) -> Stats:
         data = data or {}
-        return cls(**{f.name: (_as_str(data[f.name]) if f.name == "last_used" else int(data[f.name] or 0))
-                      for f in fields(cls) if f.name in data})
+        values: dict[str, Any] = {f.name: (_as_str(data[f.name]) if f.name == "last_used" else int(data[f.name] or 0))
+                                  for f in fields(cls) if f.name in data}
+        return cls(**values)
 
 
 @dataclass
@@ -265,7 +282,8 @@ class Node:
             "level": self.level, "status": self.status.value, "origin": self.origin.value,
             "memory_type": self.memory_type.value, "scope": self.scope.value,
             "importance": self.importance, "confidence": self.confidence, "tags": list(self.tags),
-            "conflict": self.conflict, "disputes": list(self.disputes), "derived_from": list(self.derived_from), "parents": list(self.parents),
+            "conflict": self.conflict, "disputes": list(self.disputes), "derived_from": list(self.derived_from),
+            "parents": list(self.parents),
             "covers_tasks": list(self.covers_tasks), "dropped": [c.to_dict() for c in self.dropped],
             "preserve": list(self.preserve), "stats": self.stats.to_dict(), "evidence": list(self.evidence),
             "outcome": self.outcome.value, "created": self.created, "use_count": self.use_count,
@@ -295,7 +313,7 @@ class Node:
     def from_dict(cls, data: dict[str, Any], body: str) -> Node:
         known = {f.name for f in fields(cls)} | {"heldout"}
         extra = {k: v for k, v in data.items() if k not in known and k != "body"}
-        heldout = data.get("heldout") if isinstance(data.get("heldout"), dict) else {}
+        heldout = given if isinstance(given := data.get("heldout"), dict) else {}
         missing = [k for k in ("id", "family", "title") if not data.get(k)]
         if missing:
             raise ValueError(f"missing required field(s): {', '.join(missing)}")

@@ -9,6 +9,7 @@ from rose.store.frontmatter import render_node
 if TYPE_CHECKING:
     from rose.doctor import Check
     from rose.recall import RecallResult
+    from rose.recall.trace import Trace
     from rose.model import Node
     from rose.report import StatusReport, TreeLine
     from rose.search import Hit
@@ -203,7 +204,7 @@ def recall(result: RecallResult) -> str:
     return "\n".join(out)
 
 
-def trace(t: dict) -> str:
+def trace(t: Trace) -> str:
     out = [f"prompt    {t.get('prompt', '')[:200]!r}",
            f"gate      {t.get('gate', '')}"]
     if "store" in t:

@@ -19,7 +19,7 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rose.errors import RoseError
+from rose.errors import RoseError, RuleRefused
 from rose.model import now_iso
 from rose.tokens import estimate
 
@@ -38,8 +38,6 @@ _ABOUT_A_LESSON = re.compile(r"\b(rarely|seldom|often|never|frequently)\s+(used|
 _FOLDER = re.compile(r"\bnodes/([A-Za-z0-9][A-Za-z0-9_.-]{0,63})/?")
 
 
-class RuleRefused(RoseError):
-    """A rule that is not conditioned on a kind of task (or says nothing about where to look)."""
 
 
 def unconditioned(when: str) -> str | None:
@@ -176,7 +174,7 @@ def forget(routing_dirs: list[Path], rule_id: str) -> Path:
     raise RoseError(f"no rule {rule_id}")
 
 
-def update_rule(routing_dir: Path, rule_id: str, change) -> Rule | None:  # type: ignore[no-untyped-def]
+def update_rule(routing_dir: Path, rule_id: str, change) -> Rule | None:
     """Read-modify-write one rule under a lock; None when it is gone (forgotten meanwhile)."""
     from rose.store.atomic import file_lock, write_text_atomic
     from rose.store.frontmatter import dump_yaml, load_yaml
@@ -205,7 +203,7 @@ class Growth:
                 f"(ratio {self.ratio:.2f}, should fall as the store grows)")
 
 
-def growth(stores) -> Growth:  # type: ignore[no-untyped-def]
+def growth(stores) -> Growth:
     rules, _problems = load_rules([s.routing_dir for s in stores])
     lessons = sum(s.index.servable_totals()[0] for s in stores)
     return Growth(len(rules), lessons)

@@ -39,7 +39,7 @@ def digest(path: Path) -> str | None:
 
 
 def _trust_path() -> Path:
-    from rose.store.layers import global_root
+    from rose.store.paths import global_root
 
     return global_root() / TRUST_FILE
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rose.config import AgentSettings, Backend
+from rose.config import AgentSettings, BackendName
 from rose.judge import FailureKind, Judge, JudgeFailure, calls, make_backend
 from rose.sim import SimBackend, default_world
 from rose.sim.agent import act, parse_block, write_session
@@ -67,7 +67,7 @@ def test_the_sim_backend_judges_replays_from_the_request_alone() -> None:
 
 
 def test_sim_is_registered_only_on_request(sim_registered) -> None:
-    backend = make_backend(AgentSettings(backend=Backend.SIM))
+    backend = make_backend(AgentSettings(backend=BackendName.SIM))
     assert isinstance(backend, SimBackend) and backend.name == "sim"
     with pytest.raises(JudgeFailure) as err:
         Judge(backend).ask(calls.VERIFY, calls.VerifyRequest("x", []), stage="extraction")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rose.install import Agent, Level, Scope, install, wiring_checks
+from rose.install import Agent, Level, InstallScope, install, wiring_checks
 from rose.install.command import MARKER
 
 
@@ -49,8 +49,8 @@ def test_nothing_wired_is_info_without_the_cli_and_a_warning_with_it(home: Path,
 
 
 def test_installed_hooks_are_ok_per_agent_and_scope(home: Path, project: Path, rose_exe: list, env: dict) -> None:
-    install(Agent.CLAUDE, Scope.PROJECT, project, home, rose=rose_exe, env=env)
-    install(Agent.CODEX, Scope.USER, project, home, rose=rose_exe, env=env)
+    install(Agent.CLAUDE, InstallScope.PROJECT, project, home, rose=rose_exe, env=env)
+    install(Agent.CODEX, InstallScope.USER, project, home, rose=rose_exe, env=env)
     checks = wiring_checks(project, home, env=env)
     assert _levels(checks, "claude hooks (project)") == [Level.OK]
     assert str(project / ".claude" / "settings.json") in _by_name(checks)["claude hooks (project)"][0].detail
@@ -60,7 +60,7 @@ def test_installed_hooks_are_ok_per_agent_and_scope(home: Path, project: Path, r
 
 
 def test_a_command_that_no_longer_resolves_fails(home: Path, project: Path, rose_exe: list, env: dict) -> None:
-    install(Agent.CLAUDE, Scope.USER, project, home, rose=rose_exe, env=env)
+    install(Agent.CLAUDE, InstallScope.USER, project, home, rose=rose_exe, env=env)
     os.unlink(rose_exe[0])
     check = _by_name(wiring_checks(project, home, env=env))["claude hooks (user)"][0]
     assert check.level is Level.FAIL and "no longer exists" in check.detail and rose_exe[0] in check.detail
@@ -75,8 +75,8 @@ def test_invalid_settings_json_fails_because_claude_ignores_it(home: Path, proje
 
 
 def test_partial_and_double_wiring_warn(home: Path, project: Path, rose_exe: list, env: dict) -> None:
-    install(Agent.CLAUDE, Scope.PROJECT, project, home, rose=rose_exe, env=env)
-    install(Agent.CLAUDE, Scope.USER, project, home, rose=rose_exe, env=env)
+    install(Agent.CLAUDE, InstallScope.PROJECT, project, home, rose=rose_exe, env=env)
+    install(Agent.CLAUDE, InstallScope.USER, project, home, rose=rose_exe, env=env)
     path = project / ".claude" / "settings.json"
     data = json.loads(path.read_text())
     del data["hooks"]["Stop"]
@@ -89,7 +89,7 @@ def test_partial_and_double_wiring_warn(home: Path, project: Path, rose_exe: lis
 
 
 def test_disable_all_hooks_warns(home: Path, project: Path, rose_exe: list, env: dict) -> None:
-    install(Agent.CLAUDE, Scope.USER, project, home, rose=rose_exe, env=env)
+    install(Agent.CLAUDE, InstallScope.USER, project, home, rose=rose_exe, env=env)
     path = home / ".claude" / "settings.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), "disableAllHooks": True}))
     assert Level.WARN in _levels(wiring_checks(project, home, env=env), "claude hooks (user)")
@@ -111,12 +111,12 @@ def test_plugin_is_seen_and_needs_rose_on_path(home: Path, project: Path, rose_e
     found = _by_name(wiring_checks(project, home, env={"PATH": "/nonexistent"}))["claude plugin"][0]
     assert found.level is Level.OK and str(link) in found.detail
     link.unlink()
-    install(Agent.CLAUDE, Scope.PROJECT, project, home, rose=rose_exe, env={})
+    install(Agent.CLAUDE, InstallScope.PROJECT, project, home, rose=rose_exe, env={})
     assert "more than once" in _by_name(wiring_checks(project, home, env={}))["claude hooks"][0].detail
 
 
 def test_codex_trust_missing_or_modified_fails(home: Path, project: Path, rose_exe: list, env: dict) -> None:
-    install(Agent.CODEX, Scope.USER, project, home, rose=rose_exe, env=env)
+    install(Agent.CODEX, InstallScope.USER, project, home, rose=rose_exe, env=env)
     hooks = home / ".codex" / "hooks.json"
     data = json.loads(hooks.read_text())
     data["hooks"]["Stop"][0]["hooks"][0]["command"] = f"{rose_exe[0]} hook codex Stop --verbose {MARKER}"
@@ -131,14 +131,14 @@ def test_codex_trust_missing_or_modified_fails(home: Path, project: Path, rose_e
 
 
 def test_codex_project_must_be_trusted(home: Path, project: Path, rose_exe: list, env: dict) -> None:
-    report = install(Agent.CODEX, Scope.PROJECT, project, home, rose=rose_exe, env=env)
+    report = install(Agent.CODEX, InstallScope.PROJECT, project, home, rose=rose_exe, env=env)
     assert any("trust_level" in step for step in report.steps)
     check = _by_name(wiring_checks(project, home, env=env))["codex hooks (project)"][0]
     assert check.level is Level.FAIL and "not trusted in Codex" in check.detail
     config = home / ".codex" / "config.toml"
     config.write_text(config.read_text() + f'\n[projects."{os.path.realpath(project)}"]\ntrust_level = "trusted"\n')
     assert _levels(wiring_checks(project, home, env=env), "codex hooks (project)") == [Level.OK]
-    assert not install(Agent.CODEX, Scope.PROJECT, project, home, rose=rose_exe, env=env).steps
+    assert not install(Agent.CODEX, InstallScope.PROJECT, project, home, rose=rose_exe, env=env).steps
 
 
 def test_codex_project_trusted_through_its_git_root(home: Path, project: Path, rose_exe: list, env: dict) -> None:
@@ -148,7 +148,7 @@ def test_codex_project_trusted_through_its_git_root(home: Path, project: Path, r
     config = home / ".codex" / "config.toml"
     config.parent.mkdir()
     config.write_text(f'[projects."{os.path.realpath(project)}"]\ntrust_level = "trusted"\n')
-    report = install(Agent.CODEX, Scope.PROJECT, sub, home, rose=rose_exe, env=env)
+    report = install(Agent.CODEX, InstallScope.PROJECT, sub, home, rose=rose_exe, env=env)
     assert not report.steps
     assert any(f"run rose install in {os.path.realpath(project)}" in note for note in report.notes)
 
@@ -157,7 +157,7 @@ def test_codex_hooks_switched_off_fails(home: Path, project: Path, rose_exe: lis
     config = home / ".codex" / "config.toml"
     config.parent.mkdir()
     config.write_text("[features]\nhooks = false\n")
-    report = install(Agent.CODEX, Scope.USER, project, home, rose=rose_exe, env=env)
+    report = install(Agent.CODEX, InstallScope.USER, project, home, rose=rose_exe, env=env)
     assert any("hooks = false" in step for step in report.steps)
     assert Level.FAIL in _levels(wiring_checks(project, home, env=env), "codex hooks")
 

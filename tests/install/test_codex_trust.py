@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rose.install import Agent, Scope, install, toml, uninstall
+from rose.install import Agent, InstallScope, install, toml, uninstall
 from rose.install.codex import hook_hash, plan_trust, snake, trust_key
 
 from .conftest import FAKE_ROSE, parse_toml
@@ -66,7 +66,7 @@ def _config(home: Path, text: str) -> Path:
 
 def test_user_bytes_before_rose_tables_are_untouched(home: Path, project: Path, env: dict) -> None:
     config = _config(home, USER_CONFIG)
-    install(Agent.CODEX, Scope.USER, project, home, rose=FAKE_ROSE, env=env)
+    install(Agent.CODEX, InstallScope.USER, project, home, rose=FAKE_ROSE, env=env)
     text = config.read_text()
     assert text.startswith(USER_CONFIG + "\n# rose-managed: ")
     parsed = parse_toml(text)
@@ -76,25 +76,25 @@ def test_user_bytes_before_rose_tables_are_untouched(home: Path, project: Path, 
 
 def test_tables_codex_adds_after_ours_survive_uninstall(home: Path, project: Path, env: dict) -> None:
     config = _config(home, USER_CONFIG)
-    install(Agent.CODEX, Scope.USER, project, home, rose=FAKE_ROSE, env=env)
+    install(Agent.CODEX, InstallScope.USER, project, home, rose=FAKE_ROSE, env=env)
     # Codex (toml_edit) appends what it writes later after everything else, e.g. a newly trusted project
     later = '\n[projects."/work/other"]\ntrust_level = "trusted"\n'
     config.write_text(config.read_text() + later)
-    uninstall(Agent.CODEX, Scope.USER, project, home, env=env)
+    uninstall(Agent.CODEX, InstallScope.USER, project, home, env=env)
     assert config.read_text() == USER_CONFIG + later
 
 
 def test_a_key_codex_added_inside_a_rose_table_goes_with_it(home: Path, project: Path, env: dict) -> None:
     config = _config(home, USER_CONFIG)
-    install(Agent.CODEX, Scope.USER, project, home, rose=FAKE_ROSE, env=env)
+    install(Agent.CODEX, InstallScope.USER, project, home, rose=FAKE_ROSE, env=env)
     text = config.read_text().replace('user_prompt_submit:0:0"]\n', 'user_prompt_submit:0:0"]\nenabled = false\n')
     config.write_text(text)
-    uninstall(Agent.CODEX, Scope.USER, project, home, env=env)
+    uninstall(Agent.CODEX, InstallScope.USER, project, home, env=env)
     assert config.read_text() == USER_CONFIG
 
 
 def test_trust_the_user_already_gave_is_reused_not_duplicated(home: Path, project: Path, env: dict) -> None:
-    install(Agent.CODEX, Scope.USER, project, home, rose=FAKE_ROSE, env=env)
+    install(Agent.CODEX, InstallScope.USER, project, home, rose=FAKE_ROSE, env=env)
     config = home / ".codex" / "config.toml"
     # the user re-trusted rose's UserPromptSubmit hook in /hooks: an unmarked table for the same key
     text = config.read_text()
@@ -102,7 +102,7 @@ def test_trust_the_user_already_gave_is_reused_not_duplicated(home: Path, projec
     table = text[start:].split("\n\n", 1)[0]
     text = text.replace(table + "\n\n", "") + "\n" + table.split("\n", 1)[1] + "\n"
     config.write_text(text)
-    again = install(Agent.CODEX, Scope.USER, project, home, rose=FAKE_ROSE, env=env)
+    again = install(Agent.CODEX, InstallScope.USER, project, home, rose=FAKE_ROSE, env=env)
     assert not again.changed and not again.steps
     parse_toml(config.read_text())  # still valid: no duplicate table
 
@@ -110,7 +110,7 @@ def test_trust_the_user_already_gave_is_reused_not_duplicated(home: Path, projec
 def test_a_conflicting_trust_entry_becomes_a_step_not_a_duplicate(home: Path, project: Path, env: dict) -> None:
     key = trust_key(str(home / ".codex" / "hooks.json"), "UserPromptSubmit", 0, 0)
     config = _config(home, f'[hooks.state.{json.dumps(key)}]\ntrusted_hash = "sha256:old"\n')
-    report = install(Agent.CODEX, Scope.USER, project, home, rose=FAKE_ROSE, env=env)
+    report = install(Agent.CODEX, InstallScope.USER, project, home, rose=FAKE_ROSE, env=env)
     parse_toml(config.read_text())
     assert any("another hash" in step for step in report.steps)
     assert config.read_text().count(json.dumps(key)) == 1
@@ -119,15 +119,15 @@ def test_a_conflicting_trust_entry_becomes_a_step_not_a_duplicate(home: Path, pr
 def test_an_inline_hooks_table_is_left_alone_with_a_step(home: Path, project: Path, env: dict) -> None:
     original = 'hooks = { state = {} }\nmodel = "x"\n'
     config = _config(home, original)
-    report = install(Agent.CODEX, Scope.USER, project, home, rose=FAKE_ROSE, env=env, mcp=False)
+    report = install(Agent.CODEX, InstallScope.USER, project, home, rose=FAKE_ROSE, env=env, mcp=False)
     assert config.read_text() == original
     assert any("/hooks" in step for step in report.steps)
 
 
 def test_reinstalling_after_a_move_replaces_rose_trust(home: Path, project: Path, env: dict) -> None:
     config = _config(home, USER_CONFIG)
-    install(Agent.CODEX, Scope.USER, project, home, rose=FAKE_ROSE, env=env)
-    install(Agent.CODEX, Scope.USER, project, home, rose=["/elsewhere/rose"], env=env)
+    install(Agent.CODEX, InstallScope.USER, project, home, rose=FAKE_ROSE, env=env)
+    install(Agent.CODEX, InstallScope.USER, project, home, rose=["/elsewhere/rose"], env=env)
     text = config.read_text()
     assert text.count("# rose-managed:") == 5   # four trust entries and the MCP server, each once
     assert parse_toml(text)["mcp_servers"]["rose"] == {"command": "/elsewhere/rose", "args": ["mcp"]}
@@ -139,9 +139,9 @@ def test_reinstalling_after_a_move_replaces_rose_trust(home: Path, project: Path
 
 def test_project_scope_uninstall_keeps_user_scope_trust(home: Path, project: Path, env: dict) -> None:
     _config(home, USER_CONFIG)
-    install(Agent.CODEX, Scope.USER, project, home, rose=FAKE_ROSE, env=env)
-    install(Agent.CODEX, Scope.PROJECT, project, home, rose=FAKE_ROSE, env=env)
-    uninstall(Agent.CODEX, Scope.PROJECT, project, home, env=env)
+    install(Agent.CODEX, InstallScope.USER, project, home, rose=FAKE_ROSE, env=env)
+    install(Agent.CODEX, InstallScope.PROJECT, project, home, rose=FAKE_ROSE, env=env)
+    uninstall(Agent.CODEX, InstallScope.PROJECT, project, home, env=env)
     state = parse_toml((home / ".codex" / "config.toml").read_text())["hooks"]["state"]
     assert sum(1 for k in state if k.startswith(str(home))) == 4
     assert not any(k.startswith(str(project)) for k in state)
@@ -202,9 +202,9 @@ def test_fallback_reader_rejects_what_it_cannot_read(bad: str, monkeypatch: pyte
 def test_round_trip_without_tomllib(home: Path, project: Path, env: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(toml, "_tomllib", None)
     config = _config(home, USER_CONFIG)
-    install(Agent.CODEX, Scope.USER, project, home, rose=FAKE_ROSE, env=env)
+    install(Agent.CODEX, InstallScope.USER, project, home, rose=FAKE_ROSE, env=env)
     assert len(parse_toml(config.read_text())["hooks"]["state"]) == 5
-    again = install(Agent.CODEX, Scope.USER, project, home, rose=FAKE_ROSE, env=env)
+    again = install(Agent.CODEX, InstallScope.USER, project, home, rose=FAKE_ROSE, env=env)
     assert not again.changed
-    uninstall(Agent.CODEX, Scope.USER, project, home, env=env)
+    uninstall(Agent.CODEX, InstallScope.USER, project, home, env=env)
     assert config.read_text() == USER_CONFIG

@@ -40,12 +40,12 @@ def test_the_running_interpreter_gives_an_absolute_command() -> None:
 
 
 def test_a_throwaway_uvx_environment_is_flagged(home: Path, project: Path, env: dict) -> None:
-    from rose.install import Scope, install
+    from rose.install import InstallScope, install
 
     uvx = ["/home/me/.cache/uv/archive-v0/AbC123/bin/rose"]
-    report = install(Agent.CLAUDE, Scope.USER, project, home, rose=uvx, env=env)
+    report = install(Agent.CLAUDE, InstallScope.USER, project, home, rose=uvx, env=env)
     assert any("temporary environment" in step for step in report.steps)
-    assert not install(Agent.CLAUDE, Scope.USER, project, home, rose=["/opt/rose/bin/rose"], env=env).steps
+    assert not install(Agent.CLAUDE, InstallScope.USER, project, home, rose=["/opt/rose/bin/rose"], env=env).steps
 
 
 def test_commands_survive_a_real_shell(tmp_path: Path) -> None:
@@ -140,11 +140,11 @@ def test_duplicate_rose_entries_collapse_to_one() -> None:
 
 
 def test_auto_says_which_agent_it_skipped_and_why(tmp_path: Path, project: Path) -> None:
-    from rose.install import Scope, install_agents
+    from rose.install import InstallScope, install_agents
 
     home, empty = tmp_path / "h", {"PATH": "/nonexistent"}
     (home / ".claude").mkdir(parents=True)
-    claude, codex = install_agents("auto", Scope.USER, project, home, rose=["/opt/rose/bin/rose"], env=empty)
+    claude, codex = install_agents("auto", InstallScope.USER, project, home, rose=["/opt/rose/bin/rose"], env=empty)
     assert claude.agent is Agent.CLAUDE and claude.changed and not claude.skipped
     assert codex.agent is Agent.CODEX and codex.skipped and not codex.changes
     assert codex.summary == "skipped (no codex on PATH and no ~/.codex)"
@@ -154,24 +154,24 @@ def test_auto_says_which_agent_it_skipped_and_why(tmp_path: Path, project: Path)
     assert not (home / ".codex").exists()
     # CODEX_HOME is where it would look, so that is what the report names
     custom = {**empty, "CODEX_HOME": str(tmp_path / "codex-home")}
-    [_claude, codex] = install_agents("auto", Scope.USER, project, home, rose=["/r"], env=custom, dry_run=True)
+    [_claude, codex] = install_agents("auto", InstallScope.USER, project, home, rose=["/r"], env=custom, dry_run=True)
     assert codex.summary == f"skipped (no codex on PATH and no {tmp_path / 'codex-home'})"
 
 
 def test_auto_with_no_agent_wires_claude_and_says_why(tmp_path: Path, project: Path) -> None:
-    from rose.install import Scope, install_agents
+    from rose.install import InstallScope, install_agents
 
-    claude, codex = install_agents("auto", Scope.USER, project, tmp_path, rose=["/r"], env={"PATH": "/nonexistent"})
+    claude, codex = install_agents("auto", InstallScope.USER, project, tmp_path, rose=["/r"], env={"PATH": "/nonexistent"})
     assert claude.changed and any("no claude on PATH and no ~/.claude: wired anyway" in n for n in claude.notes)
     assert codex.skipped
 
 
 def test_a_named_agent_is_never_skipped(tmp_path: Path, project: Path) -> None:
-    from rose.install import Scope, install_agents
+    from rose.install import InstallScope, install_agents
 
-    [codex] = install_agents("codex", Scope.USER, project, tmp_path, rose=["/r"], env={"PATH": "/nonexistent"})
+    [codex] = install_agents("codex", InstallScope.USER, project, tmp_path, rose=["/r"], env={"PATH": "/nonexistent"})
     assert codex.agent is Agent.CODEX and codex.changed and not codex.skipped
-    reports = install_agents("all", Scope.USER, project, tmp_path, rose=["/r"], env={"PATH": "/nonexistent"})
+    reports = install_agents("all", InstallScope.USER, project, tmp_path, rose=["/r"], env={"PATH": "/nonexistent"})
     assert [r.agent for r in reports] == [Agent.CLAUDE, Agent.CODEX] and not any(r.skipped for r in reports)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import rose
-from rose.install import Agent, Scope, install, uninstall, wiring_checks
+from rose.install import Agent, InstallScope, install, uninstall, wiring_checks
 from rose.install.codex import hook_hash
 from tests.conftest import run_rose
 from tests.support import agent_clis
@@ -82,8 +82,8 @@ def _path_with_rose() -> str:
     return f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 
 
-@pytest.mark.parametrize("scope", list(Scope))
-def test_claude_fires_the_installed_hooks(scope: Scope, claude: Path, mock: MockModelServer, taught: Path,
+@pytest.mark.parametrize("scope", list(InstallScope))
+def test_claude_fires_the_installed_hooks(scope: InstallScope, claude: Path, mock: MockModelServer, taught: Path,
                                           home: Path) -> None:
     report = install(Agent.CLAUDE, scope, taught, home)
     assert report.changed
@@ -93,7 +93,7 @@ def test_claude_fires_the_installed_hooks(scope: Scope, claude: Path, mock: Mock
     checks = {c.name: c for c in wiring_checks(taught, home, env=claude_env(home, mock.url))}
     assert checks[f"claude hooks ({scope.value})"].level.value == "ok"
 
-    before_uninstall = snapshot(taught / ".claude") if scope is Scope.PROJECT else None
+    before_uninstall = snapshot(taught / ".claude") if scope is InstallScope.PROJECT else None
     uninstall(Agent.CLAUDE, scope, taught, home)
     assert not (taught / ".claude" / "settings.json").exists() and not (home / ".claude" / "settings.json").exists()
     assert before_uninstall is None or not (taught / ".claude").exists()
@@ -103,12 +103,12 @@ def test_claude_fires_the_installed_hooks(scope: Scope, claude: Path, mock: Mock
     assert not _injected(mock, "anthropic")
 
 
-@pytest.mark.parametrize("scope", list(Scope))
-def test_codex_fires_the_installed_hooks_without_bypassing_trust(scope: Scope, codex: Path, mock: MockModelServer,
+@pytest.mark.parametrize("scope", list(InstallScope))
+def test_codex_fires_the_installed_hooks_without_bypassing_trust(scope: InstallScope, codex: Path, mock: MockModelServer,
                                                                  taught: Path, home: Path) -> None:
     # the user's codex config as it was before rose (project trusted by the user, as Codex's own prompt would do)
     config = write_codex_config(home, mock.openai_base_url,
-                                trusted_projects=[taught] if scope is Scope.PROJECT else [])
+                                trusted_projects=[taught] if scope is InstallScope.PROJECT else [])
     before = snapshot(home / ".codex", taught)
     report = install(Agent.CODEX, scope, taught, home)
     assert report.changed and not report.steps, report.render()
@@ -198,7 +198,7 @@ def test_plugin_without_rose_says_what_to_run_and_no_hook_fails(claude: Path, mo
     lines = [json.loads(line) for line in cp.stdout.splitlines() if line.startswith("{")]
     responses = {d["hook_event"]: d for d in lines if d.get("subtype") == "hook_response"}
     assert {"UserPromptSubmit", "Stop"} <= set(responses), responses
-    for event, response in responses.items():
+    for response in responses.values():
         assert (response["exit_code"], response["outcome"], response["stderr"]) == (0, "success", ""), response
     assert responses["Stop"]["stdout"] == ""
     notices = [d["content"] for d in lines if d.get("subtype") == "informational"]
@@ -225,14 +225,14 @@ def test_codex_own_config_edits_keep_rose_trust_and_uninstall_keeps_theirs(codex
     subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=30)
     config = write_codex_config(home, mock.openai_base_url)
     original = config.read_text()
-    install(Agent.CODEX, Scope.USER, project, home)
+    install(Agent.CODEX, InstallScope.USER, project, home)
     cp = run_codex_exec(["--trust", PROMPT], cwd=project, home=home, input="")
     _ok(cp, "codex exec --trust")
     edited = config.read_text()
     # four trust entries and rose's MCP server, each marked
     assert "trust_level" in edited[len(original):] and edited.count("# rose-managed:") == 5
     assert all(h["trustStatus"] == "trusted" for h in codex_list_hooks(home, project))
-    report = uninstall(Agent.CODEX, Scope.USER, project, home)
+    report = uninstall(Agent.CODEX, InstallScope.USER, project, home)
     left = config.read_text()
     assert left.startswith(original) and "trust_level" in left and "hooks.state" not in left
     assert "mcp_servers" not in left

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from rose.errors import RoseError
-from rose.install import Agent, InstallError, Scope, install, uninstall
+from rose.install import Agent, InstallError, InstallScope, install, uninstall
 
 from .conftest import FAKE_ROSE, snapshot
 
@@ -21,15 +21,15 @@ BAD = [
 ]
 
 
-def _target(agent: Agent, scope: Scope, home: Path, project: Path) -> Path:
-    base = home if scope is Scope.USER else project
+def _target(agent: Agent, scope: InstallScope, home: Path, project: Path) -> Path:
+    base = home if scope is InstallScope.USER else project
     return base / (".claude/settings.json" if agent is Agent.CLAUDE else ".codex/hooks.json")
 
 
 @pytest.mark.parametrize("agent", list(Agent))
-@pytest.mark.parametrize("scope", list(Scope))
+@pytest.mark.parametrize("scope", list(InstallScope))
 @pytest.mark.parametrize(("content", "message"), BAD, ids=[m.split(" (")[0] for _c, m in BAD])
-def test_malformed_file_is_a_clear_error_and_nothing_is_written(agent: Agent, scope: Scope, content: bytes,
+def test_malformed_file_is_a_clear_error_and_nothing_is_written(agent: Agent, scope: InstallScope, content: bytes,
                                                                 message: str, home: Path, project: Path,
                                                                 env: dict) -> None:
     path = _target(agent, scope, home, project)
@@ -52,14 +52,14 @@ def test_malformed_codex_config_stops_the_whole_codex_install(home: Path, projec
     config.write_text('model = "gpt-5"\n[projects."/x"\ntrust_level = "trusted"\n')
     before = snapshot(home, project)
     with pytest.raises(InstallError, match="not valid TOML"):
-        install(Agent.CODEX, Scope.PROJECT, project, home, rose=FAKE_ROSE, env=env)
+        install(Agent.CODEX, InstallScope.PROJECT, project, home, rose=FAKE_ROSE, env=env)
     assert snapshot(home, project) == before  # hooks.json and AGENTS.md were not written either
 
 
 def test_a_directory_where_the_settings_file_should_be(home: Path, project: Path, env: dict) -> None:
     (project / ".claude" / "settings.json").mkdir(parents=True)
     with pytest.raises(InstallError, match="is a directory"):
-        install(Agent.CLAUDE, Scope.PROJECT, project, home, rose=FAKE_ROSE, env=env)
+        install(Agent.CLAUDE, InstallScope.PROJECT, project, home, rose=FAKE_ROSE, env=env)
 
 
 def test_a_file_changed_between_plan_and_write_is_not_overwritten(home: Path, project: Path, env: dict,
@@ -77,5 +77,5 @@ def test_a_file_changed_between_plan_and_write_is_not_overwritten(home: Path, pr
 
     monkeypatch.setattr("rose.install.apply", racing_apply)
     with pytest.raises(InstallError, match="changed while rose was planning"):
-        install(Agent.CLAUDE, Scope.PROJECT, project, home, rose=FAKE_ROSE, env=env)
+        install(Agent.CLAUDE, InstallScope.PROJECT, project, home, rose=FAKE_ROSE, env=env)
     assert path.read_text() == '{"model": "changed by someone else"}\n'

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from rose.judge import calls
 from rose.judge.calls import Candidate, ClaimRef, Lesson, Message

@@ -99,9 +99,9 @@ def test_eviction_is_oldest_first_at_the_bound(tmp_path: Path):
 
 
 def test_the_bound_comes_from_settings(tmp_path: Path):
-    from rose.config import AgentSettings, Backend
+    from rose.config import AgentSettings, BackendName
 
-    judge = Judge.from_settings(AgentSettings(backend=Backend.SCRIPTED, cache_max_entries=2),
+    judge = Judge.from_settings(AgentSettings(backend=BackendName.SCRIPTED, cache_max_entries=2),
                                 cache_path=tmp_path / "c.json")
     assert judge.cache is not None and judge.cache.max_entries == 2
     backend = judge.backend

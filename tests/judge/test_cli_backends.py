@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rose.config import AgentSettings, Backend
+from rose.config import AgentSettings, BackendName
 from rose.judge import BackendRequest, FailureKind, Judge, JudgeFailure, calls, make_backend, probe
 from rose.judge.backends.claude_cli import ClaudeCli
 from rose.judge.backends.codex_cli import CodexCli
@@ -203,7 +203,7 @@ def test_auto_picks_claude_then_codex_from_path_else_model_free(tmp_path: Path, 
     # Commands are configurable, by name on PATH or by path.
     assert isinstance(make_backend(AgentSettings(claude_command=str(both / "claude"))), ClaudeCli)
     # An explicitly chosen CLI is built even when missing, so its calls say missing_binary.
-    explicit = make_backend(AgentSettings(backend=Backend.CLAUDE))
+    explicit = make_backend(AgentSettings(backend=BackendName.CLAUDE))
     assert isinstance(explicit, ClaudeCli)
     with pytest.raises(JudgeFailure) as err:
         ask(explicit)
@@ -211,9 +211,9 @@ def test_auto_picks_claude_then_codex_from_path_else_model_free(tmp_path: Path, 
 
 
 def test_settings_reach_the_cli_backends():
-    backend = make_backend(AgentSettings(backend=Backend.CODEX, codex_command="/opt/codex", model="gpt-5-mini"))
+    backend = make_backend(AgentSettings(backend=BackendName.CODEX, codex_command="/opt/codex", model="gpt-5-mini"))
     assert isinstance(backend, CodexCli) and (backend.command, backend.model) == ("/opt/codex", "gpt-5-mini")
-    backend = make_backend(AgentSettings(backend=Backend.CLAUDE, claude_command="cc", model="sonnet"))
+    backend = make_backend(AgentSettings(backend=BackendName.CLAUDE, claude_command="cc", model="sonnet"))
     assert isinstance(backend, ClaudeCli) and (backend.command, backend.model) == ("cc", "sonnet")
 
 

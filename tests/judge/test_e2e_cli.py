@@ -133,7 +133,7 @@ def test_claude_extra_check_violation_is_retried_once_then_fails_closed(mock, ho
     with pytest.raises(JudgeFailure) as err:
         Judge(backend, timeout_s=60).ask(calls.RELEVANCE, s.request, stage="recall")
     assert err.value.kind is FailureKind.SCHEMA and "n_zz99" in str(err.value)
-    first, second = judge_requests(mock, "anthropic")
+    _first, second = judge_requests(mock, "anthropic")
     assert "previous answer was rejected" in second.body_text
 
 

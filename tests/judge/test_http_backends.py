@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from rose.config import AgentSettings, Backend
+from rose.config import AgentSettings, BackendName
 from rose.judge import FailureKind, Judge, JudgeFailure, calls, make_backend
 from rose.judge.backends.anthropic_http import DEFAULT_MODEL, AnthropicHttp
 from rose.judge.backends.openai_http import OpenAIHttp
@@ -158,7 +158,7 @@ def test_a_schema_breaking_answer_is_retried_once_then_fails(mock, name):
     with pytest.raises(JudgeFailure) as err:
         Judge(BACKENDS[name](mock), timeout_s=60).ask(calls.SCOPE, S["scope"].request, stage="consolidation")
     assert err.value.kind is FailureKind.SCHEMA and "'everywhere' is not one of" in str(err.value)
-    first, second = mock.model_requests()
+    _first, second = mock.model_requests()
     assert "previous answer was rejected" in second.body_text and "'local' is not one of" in second.body_text
 
 
@@ -228,7 +228,7 @@ def test_an_api_error_object_in_a_200_is_a_model_error_or_unparseable(mock):
 
 def test_http_backends_come_from_settings_with_the_key_read_from_the_named_variable(mock, monkeypatch):
     monkeypatch.setenv("MY_LOCAL_KEY", "k-123")
-    backend = make_backend(AgentSettings(backend=Backend.OPENAI, model="llama3", openai_base_url=mock.openai_base_url,
+    backend = make_backend(AgentSettings(backend=BackendName.OPENAI, model="llama3", openai_base_url=mock.openai_base_url,
                                          openai_api_key_env="MY_LOCAL_KEY"))
     assert isinstance(backend, OpenAIHttp)
     mock.enqueue(Structured(S["scope"].good))
@@ -236,7 +236,7 @@ def test_http_backends_come_from_settings_with_the_key_read_from_the_named_varia
     assert mock.model_requests()[0].headers["authorization"] == "Bearer k-123"
 
     monkeypatch.setenv("MY_ANT_KEY", "a-456")
-    backend = make_backend(AgentSettings(backend=Backend.ANTHROPIC, anthropic_base_url=mock.anthropic_base_url,
+    backend = make_backend(AgentSettings(backend=BackendName.ANTHROPIC, anthropic_base_url=mock.anthropic_base_url,
                                          anthropic_api_key_env="MY_ANT_KEY"))
     assert isinstance(backend, AnthropicHttp)
     mock.enqueue(Structured(S["scope"].good))

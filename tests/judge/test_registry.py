@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import rose.judge
-from rose.config import AgentSettings, Backend
+from rose.config import AgentSettings, BackendName
 from rose.judge import FailureKind, JudgeFailure, Scripted, calls, make_backend, probe, register_backend, registered
 from rose.judge.backends import base
 
@@ -32,9 +32,9 @@ def test_built_in_backends_are_registered():
 
 
 def test_none_is_model_free_and_an_unregistered_backend_is_no_backend():
-    assert make_backend(AgentSettings(backend=Backend.NONE)) is None
+    assert make_backend(AgentSettings(backend=BackendName.NONE)) is None
     with pytest.raises(JudgeFailure) as err:
-        make_backend(AgentSettings(backend=Backend.SIM))
+        make_backend(AgentSettings(backend=BackendName.SIM))
     assert err.value.kind is FailureKind.NO_BACKEND and "'sim'" in str(err.value)
 
 
@@ -49,13 +49,13 @@ def test_a_new_backend_plugs_in_without_touching_the_selector(monkeypatch):
         return backend
 
     register_backend("sim", factory)
-    backend = make_backend(AgentSettings(backend=Backend.SIM, model="world-1"))
+    backend = make_backend(AgentSettings(backend=BackendName.SIM, model="world-1"))
     assert backend is not None and backend.name == "sim" and seen == ["world-1"]
     assert probe(backend).ok
 
 
 def test_scripted_from_settings_is_an_empty_script():
-    backend = make_backend(AgentSettings(backend=Backend.SCRIPTED))
+    backend = make_backend(AgentSettings(backend=BackendName.SCRIPTED))
     assert isinstance(backend, Scripted)
     result = probe(backend)
     assert not result.ok and result.failure == "script"

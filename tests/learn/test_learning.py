@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rose.config import ReflectionMode, ReflectionSettings, Settings
+from rose.config import ReflectionSettings, Settings
 from rose.hooks.entry import run as hook
 from rose.judge import FailureKind, Judge, JudgeFailure, Scripted
 from rose.learn import reflect
@@ -18,7 +18,7 @@ from rose.learn.consolidate import Action
 from rose.learn.jobs import queued
 from rose.learn.learner import run_queue
 from rose.learn.teach import teach
-from rose.model import Claim, ClaimKind, Node, Scope, Status
+from rose.model import Node, Scope, Status
 from rose.recall import recall
 from rose.store import Layers
 
@@ -102,8 +102,8 @@ def test_failures_and_turns_are_occasions_too() -> None:
     rs = ReflectionSettings(nudge_after_tool_calls=99, nudge_after_turns=2, min_surprises=2, nudge_cooldown_s=0)
     failures = reflect.decide({}, TurnCounts(failures=2), rs, 1)
     turns = reflect.decide({}, TurnCounts(user_turns=2), rs, 1)
-    assert failures.reflect and "2 failed tool calls" == failures.reason
-    assert turns.reflect and "2 turns" == turns.reason
+    assert failures.reflect and failures.reason == "2 failed tool calls"
+    assert turns.reflect and turns.reason == "2 turns"
     below = reflect.decide({}, TurnCounts(failures=1, user_turns=1), rs, 1)   # one of each is not an occasion
     assert not below.reflect and below.reason == "not enough substance yet"
 
@@ -171,7 +171,7 @@ def test_a_whole_session_through_the_hooks(no_cache_settings: Layers, tmp_path: 
 
     script = Script(
         assess=lambda r: {"outcome": "success", "accepted_summary": "fixed the tests",
-                          "lessons": [{"id": l.id, "used": l.id == a, "reason": "r"} for l in r.served]},
+                          "lessons": [{"id": s.id, "used": s.id == a, "reason": "r"} for s in r.served]},
         extract={"decision": "NONE", "lessons": [], "orientation": [], "experience": None})
     results = run_queue(layers.project, judge_factory=script.judge)
     assert [r.done for r in results] == [True]
@@ -203,7 +203,7 @@ def test_the_in_session_report_wins_over_the_judge(no_cache_settings: Layers, tm
     assert out.returncode == 0, out.stderr
     call_hook("claude", "SessionEnd", {**base, "hook_event_name": "SessionEnd"})
     script = Script(assess=lambda r: {"outcome": "success", "accepted_summary": "ok",
-                                      "lessons": [{"id": l.id, "used": l.id == a, "reason": "r"} for l in r.served]},
+                                      "lessons": [{"id": s.id, "used": s.id == a, "reason": "r"} for s in r.served]},
                     extract={"decision": "NONE", "lessons": [], "orientation": [], "experience": None})
     run_queue(layers.project, judge_factory=script.judge)
     [ep] = layers.project.episodes()[0]

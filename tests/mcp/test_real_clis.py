@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rose.install import Agent, Scope, install, uninstall
+from rose.install import Agent, InstallScope, install, uninstall
 from tests.conftest import run_rose
 from tests.support import agent_clis
 from tests.support.agent_clis import codex_env, run_claude, run_cli, write_codex_config
@@ -59,8 +59,8 @@ def _model(mock: MockModelServer) -> None:
     mock.handler = handler
 
 
-@pytest.mark.parametrize("scope", list(Scope))
-def test_claude_calls_roses_search_tool_and_gets_the_lesson(scope: Scope, taught: Path, isolated_home: Path,
+@pytest.mark.parametrize("scope", list(InstallScope))
+def test_claude_calls_roses_search_tool_and_gets_the_lesson(scope: InstallScope, taught: Path, isolated_home: Path,
                                                             launcher: Path) -> None:
     claude = agent_clis.require(agent_clis.claude_bin)
     assert claude.exists()
@@ -86,12 +86,12 @@ def test_claude_calls_roses_search_tool_and_gets_the_lesson(scope: Scope, taught
         assert not any(TOOL in req.tool_names() for req in mock.model_requests("anthropic"))
 
 
-@pytest.mark.parametrize("scope", list(Scope))
-def test_codex_lists_the_server_rose_registered(scope: Scope, taught: Path, isolated_home: Path, launcher: Path) -> None:
+@pytest.mark.parametrize("scope", list(InstallScope))
+def test_codex_lists_the_server_rose_registered(scope: InstallScope, taught: Path, isolated_home: Path, launcher: Path) -> None:
     codex = agent_clis.require(agent_clis.codex_bin)
     home = isolated_home
     with MockModelServer() as mock:
-        write_codex_config(home, mock.openai_base_url, trusted_projects=[taught] if scope is Scope.PROJECT else [])
+        write_codex_config(home, mock.openai_base_url, trusted_projects=[taught] if scope is InstallScope.PROJECT else [])
         install(Agent.CODEX, scope, taught, home, rose=[str(launcher)], mcp=True)
         cp = run_cli([codex, "mcp", "list", "--json"], cwd=taught, env=codex_env(home))
         assert cp.returncode == 0, cp.stderr[-2000:]

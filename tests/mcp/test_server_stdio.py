@@ -29,10 +29,9 @@ def _session(launcher: Path, project: Path, body: Callable[[Any], Awaitable[Any]
     params = StdioServerParameters(command=str(launcher), args=["mcp"], cwd=str(project), env=env)
 
     async def main() -> Any:
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return await body(session)
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return await body(session)
 
     return asyncio.run(asyncio.wait_for(main(), timeout=120))
 

@@ -25,36 +25,36 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Optional, Sequence, Union
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 __all__ = [
     "CLAUDE_CODE_VERSION",
     "CODEX_VERSION",
-    "AgentCliMissing",
-    "require",
-    "agent_clis_dir",
-    "claude_bin",
-    "codex_bin",
-    "base_env",
-    "claude_env",
-    "codex_env",
-    "run_cli",
-    "run_claude",
-    "run_codex_exec",
-    "claude_judge_args",
-    "codex_judge_args",
-    "write_codex_config",
-    "write_recorder_hook",
-    "read_hook_log",
-    "hooks_block",
-    "write_claude_project_hooks",
-    "write_codex_hooks",
-    "codex_list_hooks",
-    "codex_trust_hooks",
-    "claude_transcripts",
-    "codex_rollouts",
-    "MOCK_CODEX_MODEL",
     "MOCK_CODEX_KEY_ENV",
+    "MOCK_CODEX_MODEL",
+    "AgentCliMissing",
+    "agent_clis_dir",
+    "base_env",
+    "claude_bin",
+    "claude_env",
+    "claude_judge_args",
+    "claude_transcripts",
+    "codex_bin",
+    "codex_env",
+    "codex_judge_args",
+    "codex_list_hooks",
+    "codex_rollouts",
+    "codex_trust_hooks",
+    "hooks_block",
+    "read_hook_log",
+    "require",
+    "run_claude",
+    "run_cli",
+    "run_codex_exec",
+    "write_claude_project_hooks",
+    "write_codex_config",
+    "write_codex_hooks",
+    "write_recorder_hook",
 ]
 
 # Keep in sync with scripts/install-agent-clis.sh.
@@ -67,7 +67,7 @@ DEFAULT_TIMEOUT = 60.0
 MOCK_CODEX_MODEL = "gpt-mock"  # unknown to codex: it warns "Model metadata ... not found" and uses fallback metadata
 MOCK_CODEX_KEY_ENV = "ROSE_MOCK_API_KEY"
 
-PathLike = Union[str, os.PathLike]
+PathLike = str | os.PathLike
 
 
 class AgentCliMissing(RuntimeError):
@@ -127,7 +127,7 @@ def require(getter: Callable[[], Path]) -> Path:
 # Environments
 
 
-def base_env(home: PathLike, extra: Optional[Mapping[str, str]] = None) -> dict:
+def base_env(home: PathLike, extra: Mapping[str, str] | None = None) -> dict:
     """A minimal environment: PATH, HOME, TMPDIR (``<home>/tmp``), locale. Nothing else is inherited."""
     home = Path(home)
     tmp = home / "tmp"
@@ -147,7 +147,7 @@ def base_env(home: PathLike, extra: Optional[Mapping[str, str]] = None) -> dict:
     return env
 
 
-def claude_env(home: PathLike, mock_url: str, extra: Optional[Mapping[str, str]] = None) -> dict:
+def claude_env(home: PathLike, mock_url: str, extra: Mapping[str, str] | None = None) -> dict:
     """Environment for ``claude`` against the mock at ``mock_url`` (``http://127.0.0.1:PORT``, no ``/v1``)."""
     env = base_env(home)
     env.update(
@@ -165,7 +165,7 @@ def claude_env(home: PathLike, mock_url: str, extra: Optional[Mapping[str, str]]
     return env
 
 
-def codex_env(home: PathLike, extra: Optional[Mapping[str, str]] = None) -> dict:
+def codex_env(home: PathLike, extra: Mapping[str, str] | None = None) -> dict:
     """Environment for ``codex``; the provider itself comes from ``<home>/.codex/config.toml`` (``write_codex_config``)."""
     env = base_env(home)
     env[MOCK_CODEX_KEY_ENV] = "dummy"
@@ -184,7 +184,7 @@ def run_cli(
     cwd: PathLike,
     env: Mapping[str, str],
     timeout: float = DEFAULT_TIMEOUT,
-    input: Optional[str] = None,
+    input: str | None = None,
 ) -> subprocess.CompletedProcess:
     """Run ``cmd`` in its own process group; on timeout kill the whole group and raise ``TimeoutExpired``.
 
@@ -237,8 +237,8 @@ def run_claude(
     home: PathLike,
     mock_url: str,
     timeout: float = DEFAULT_TIMEOUT,
-    env: Optional[Mapping[str, str]] = None,
-    input: Optional[str] = None,
+    env: Mapping[str, str] | None = None,
+    input: str | None = None,
 ) -> subprocess.CompletedProcess:
     """``claude ARGS`` offline against the mock. Pass ``-p PROMPT`` yourself (headless: no trust dialog)."""
     return run_cli([claude_bin(), *args], cwd=cwd, env=claude_env(home, mock_url, env), timeout=timeout, input=input)
@@ -249,12 +249,12 @@ def run_codex_exec(
     *,
     cwd: PathLike,
     home: PathLike,
-    mock_url: Optional[str] = None,
+    mock_url: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
-    env: Optional[Mapping[str, str]] = None,
+    env: Mapping[str, str] | None = None,
     bypass_hook_trust: bool = False,
     skip_git_repo_check: bool = True,
-    input: Optional[str] = None,
+    input: str | None = None,
 ) -> subprocess.CompletedProcess:
     """``codex exec [--skip-git-repo-check] [--dangerously-bypass-hook-trust] ARGS`` against the mock.
 
@@ -276,7 +276,7 @@ def claude_judge_args(
     prompt: str,
     schema: Mapping,
     *,
-    model: Optional[str] = None,
+    model: str | None = None,
     max_turns: int = 3,
     hooks_off: str = "setting-sources",
 ) -> list:
@@ -394,7 +394,7 @@ if event == "UserPromptSubmit" and CONTEXT is not None:
 '''
 
 
-def write_recorder_hook(directory: PathLike, log: PathLike, *, additional_context: Optional[str] = None) -> str:
+def write_recorder_hook(directory: PathLike, log: PathLike, *, additional_context: str | None = None) -> str:
     """Write a tiny hook script into ``directory`` that appends ``{"payload", "env", "argv", "time"}`` per call to
     ``log`` (JSON lines) and, for UserPromptSubmit, prints ``additionalContext``. Returns the shell command to put
     in a hook definition."""
@@ -416,7 +416,7 @@ def read_hook_log(log: PathLike) -> list:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def hooks_block(events: Iterable[str], command: str, *, timeout: Optional[int] = 30, matcher: Optional[str] = None) -> dict:
+def hooks_block(events: Iterable[str], command: str, *, timeout: int | None = 30, matcher: str | None = None) -> dict:
     """``{"hooks": {Event: [{"hooks": [{"type": "command", "command": ..., "timeout": ...}]}]}}`` (same shape for both
     CLIs). Note for SessionEnd: claude kills a SessionEnd hook after ~1 s unless it has an explicit ``timeout``
     (then that applies); codex clamps a SessionEnd ``timeout`` to 3 s (~1 s without one)."""
@@ -457,7 +457,7 @@ class _JsonRpcPipe:
         import threading
 
         self.proc = proc
-        self.lines: "queue.Queue" = queue.Queue()
+        self.lines: queue.Queue = queue.Queue()
         self._empty = queue.Empty
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -467,7 +467,7 @@ class _JsonRpcPipe:
             self.lines.put(line)
         self.lines.put(None)
 
-    def notify(self, method: str, params: Optional[dict] = None) -> None:
+    def notify(self, method: str, params: dict | None = None) -> None:
         message: dict = {"method": method}
         if params is not None:
             message["params"] = params

@@ -35,20 +35,21 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Optional, Union
+from typing import Any
+from collections.abc import Callable
 from urllib.parse import parse_qs, urlsplit
 
 __all__ = [
+    "HELD",
+    "STRUCTURED_OUTPUT_TOOL",
+    "Delay",
+    "Error",
+    "MockModelServer",
+    "RecordedRequest",
+    "Reply",
+    "Structured",
     "Text",
     "ToolUse",
-    "Structured",
-    "Error",
-    "Delay",
-    "HELD",
-    "Reply",
-    "RecordedRequest",
-    "MockModelServer",
-    "STRUCTURED_OUTPUT_TOOL",
 ]
 
 STRUCTURED_OUTPUT_TOOL = "StructuredOutput"
@@ -75,8 +76,8 @@ class ToolUse:
 
     name: str
     input: dict = field(default_factory=dict)
-    id: Optional[str] = None
-    text: Optional[str] = None
+    id: str | None = None
+    text: str | None = None
     input_tokens: int = 12
     output_tokens: int = 3
 
@@ -99,7 +100,7 @@ class Error:
     has ``request_max_retries = 0`` / ``stream_max_retries = 0`` (``write_codex_config`` sets both)."""
 
     status: int = 400
-    body: Union[dict, str] = "mock error"
+    body: dict | str = "mock error"
 
 
 @dataclass(frozen=True)
@@ -107,14 +108,14 @@ class Delay:
     """Wait ``seconds`` (woken early when the server closes), then send ``then`` (``None`` = the default reply)."""
 
     seconds: float
-    then: Optional["Reply"] = None
+    then: Reply | None = None
 
 
 HELD = 24 * 3600.0
 """``Delay(HELD)``: a reply that never comes while a test runs. Only ``close()`` ends it (the client gets a 503), so a
 test that needs "the model has not answered" gets it for certain, not for as long as a timer outlasts a deadline."""
 
-Reply = Union[Text, ToolUse, Structured, Error, Delay]
+Reply = Text | ToolUse | Structured | Error | Delay
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -146,7 +147,7 @@ class RecordedRequest:
         return isinstance(self.body, dict) and bool(self.body.get("stream"))
 
     @property
-    def model(self) -> Optional[str]:
+    def model(self) -> str | None:
         return self.body.get("model") if isinstance(self.body, dict) else None
 
     def tool_names(self) -> list:
@@ -327,7 +328,8 @@ def _render_responses(reply: Reply, req: RecordedRequest, ids: _Ids) -> tuple:
     if not req.stream:
         return 200, "application/json", json.dumps(done).encode()
     seq = itertools.count()
-    events = [{"type": "response.created", "sequence_number": next(seq), "response": {**base, "status": "in_progress", "output": []}}]
+    events = [{"type": "response.created", "sequence_number": next(seq),
+               "response": {**base, "status": "in_progress", "output": []}}]
     for i, item in enumerate(items):
         if item["type"] == "message":
             text = item["content"][0]["text"]
@@ -422,7 +424,7 @@ _RENDERERS = {"anthropic": _render_anthropic, "responses": _render_responses, "c
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: "_Server"
+    server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:  # silence stderr noise
         pass
@@ -455,9 +457,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             status, ctype, payload = mock._reply_for(req)
-        except Exception as exc:  # a broken handler must show up in the test, not hang the client
+        except Exception as exc:  # noqa: BLE001 - a broken handler must show up in the test, not hang the client
             mock._errors.append(exc)
-            status, ctype, payload = 500, "application/json", json.dumps({"error": {"message": f"mock handler error: {exc!r}"}}).encode()
+            status, ctype = 500, "application/json"
+            payload = json.dumps({"error": {"message": f"mock handler error: {exc!r}"}}).encode()
         self._send(status, ctype, payload)
 
     def _read_chunked(self) -> bytes:
@@ -515,13 +518,13 @@ def _decode_body(raw: bytes, encoding: str) -> bytes:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
-    mock: "MockModelServer"
+    mock: MockModelServer
 
 
 class MockModelServer:
     """Threaded mock model server on 127.0.0.1. Use as a context manager (or ``start()`` / ``close()``)."""
 
-    def __init__(self, default: Optional[Reply] = None, handler: Optional[Callable[[RecordedRequest], Optional[Reply]]] = None):
+    def __init__(self, default: Reply | None = None, handler: Callable[[RecordedRequest], Reply | None] | None = None):
         self.default: Reply = default if default is not None else Text("OK")
         self.handler = handler
         self._queue: deque = deque()
@@ -532,16 +535,17 @@ class MockModelServer:
         self._closing = threading.Event()
         self._errors: list = []
         self._ids = _Ids()
-        self._server: Optional[_Server] = None
-        self._thread: Optional[threading.Thread] = None
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
 
     # -- lifecycle --------------------------------------------------------------------------------------------------
-    def start(self) -> "MockModelServer":
+    def start(self) -> MockModelServer:
         if self._server is not None:
             return self
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.mock = self
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, name="mock-model-server", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
+                                        name="mock-model-server", daemon=True)
         self._thread.start()
         return self
 
@@ -556,7 +560,7 @@ class MockModelServer:
         self._server = None
         self._thread = None
 
-    def __enter__(self) -> "MockModelServer":
+    def __enter__(self) -> MockModelServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -600,7 +604,7 @@ class MockModelServer:
         with self._lock:
             return list(self._requests)
 
-    def model_requests(self, api: Optional[str] = None) -> list:
+    def model_requests(self, api: str | None = None) -> list:
         """Requests to the three model endpoints (optionally only ``anthropic`` / ``responses`` / ``chat``)."""
         return [r for r in self.requests if r.api != "other" and (api is None or r.api == api)]
 
@@ -620,7 +624,7 @@ class MockModelServer:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError(f"no matching request within {timeout}s; got {[r.path for r in snapshot]}")
-                self._recorded.wait_for(lambda: self._count != count, remaining)
+                self._recorded.wait_for(lambda seen=count: self._count != seen, remaining)
 
     @property
     def handler_errors(self) -> list:

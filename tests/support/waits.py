@@ -14,13 +14,13 @@ from __future__ import annotations
 import subprocess
 import time
 import types
-from typing import Callable, List, Union
+from collections.abc import Callable
 
 HANG_S = 120.0   # the bound on any wait: long enough that only a hang reaches it, on any machine
 POLL_S = 0.05
 
 
-def wait_until(predicate: Callable[[], object], what: Union[str, Callable[[], str]], bound_s: float = HANG_S) -> None:
+def wait_until(predicate: Callable[[], object], what: str | Callable[[], str], bound_s: float = HANG_S) -> None:
     """Return as soon as `predicate()` is true; fail the test if it is still false after `bound_s` seconds.
     `what` names the condition in the failure (a callable is asked then, so it can show the state at that moment)."""
     import pytest
@@ -38,8 +38,8 @@ class DeadlineGate:
     def __init__(self, ready: Callable[[], bool], bound_s: float):
         self.ready = ready
         self.bound_s = bound_s
-        self.children: List[subprocess.Popen] = []
-        self.deadlines: List[float] = []
+        self.children: list[subprocess.Popen] = []
+        self.deadlines: list[float] = []
 
 
 def hold_deadline(monkeypatch, ready: Callable[[], bool], bound_s: float = HANG_S) -> DeadlineGate:

@@ -19,7 +19,7 @@ class ClaudeWriter:
         self.path = path
         self.session_id = session_id
         self.cwd = cwd
-        self._f = open(path, "w", encoding="utf-8")
+        self._f = open(path, "w", encoding="utf-8")  # noqa: SIM115 - the writer owns it; close() ends it
         self._ids = itertools.count(1)
 
     def _line(self, kind: str, **fields: Any) -> None:
@@ -64,7 +64,7 @@ class ClaudeWriter:
 class CodexWriter:
     def __init__(self, path: Path, session_id: str = "0199c0de-0000-7000-8000-000000000001", cwd: str = "/work/app"):
         self.path = path
-        self._f = open(path, "w", encoding="utf-8")
+        self._f = open(path, "w", encoding="utf-8")  # noqa: SIM115 - the writer owns it; close() ends it
         self._ids = itertools.count(1)
         self._rec("session_meta", {"id": session_id, "cwd": cwd, "cli_version": "0.171.0", "source": "exec"})
 

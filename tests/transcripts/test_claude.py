@@ -28,7 +28,7 @@ def test_real_session_parses():
     assert conv.skipped == 0 and not conv.partial_last_line
     assert kinds(conv) == [Kind.PROMPT, Kind.INJECTED, Kind.TOOL_CALL, Kind.TOOL_RESULT, Kind.TEXT,
                            Kind.COMPACTION, Kind.SYNTHETIC, Kind.COMMAND, Kind.SYNTHETIC]
-    prompt, injected, call, result, text, compaction, caveat, command, stdout = conv.messages
+    prompt, injected, call, result, text, compaction, _caveat, command, _stdout = conv.messages
     assert prompt.text == "please say hi" and prompt.role is Role.USER
     assert injected.text == "MARKER-123" and injected.role is Role.SYSTEM
     assert call.tool_name == "Bash" and '"command":"echo hi-from-tool"' in call.text

@@ -115,8 +115,8 @@ def test_public_api_is_pinned():
         "Agent", "Conversation", "Counts", "Digest", "ExecutionOutcome", "Kind", "Message", "Role", "ToolOutcome",
         "TranscriptError", "TranscriptNotAFile", "TranscriptNotFound", "TranscriptUnreadable", "TurnCounts",
         "count_since", "counts", "detect_agent", "digest", "execution_outcome", "final_summary",
-        "normalize_quote", "quote_in_user_turns", "read_claude", "read_codex", "read_transcript", "task_prompt",
-        "user_turns",
+        "normalize_quote", "quote_in_user_turns", "read_claude", "read_codex", "read_transcript", "redacted",
+        "task_prompt", "user_turns",
     ]
     for name in transcripts.__all__:
         assert hasattr(transcripts, name)

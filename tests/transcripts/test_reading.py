@@ -84,7 +84,7 @@ def test_a_socket_is_refused(tmp_path):
     try:
         server.bind(str(path))
         for reader in READERS:
-            box = _within(lambda: reader(path))
+            box = _within(lambda read=reader: read(path))
             assert isinstance(box.get("error"), TranscriptNotAFile) and "socket" in str(box["error"])
     finally:
         server.close()
@@ -93,7 +93,7 @@ def test_a_socket_is_refused(tmp_path):
 @pytest.mark.skipif(not Path("/dev/null").exists(), reason="no /dev/null")
 def test_a_device_is_refused():
     for reader in READERS:
-        box = _within(lambda: reader(Path("/dev/zero") if Path("/dev/zero").exists() else Path("/dev/null")))
+        box = _within(lambda read=reader: read(Path("/dev/zero") if Path("/dev/zero").exists() else Path("/dev/null")))
         assert isinstance(box.get("error"), TranscriptNotAFile) and "character device" in str(box["error"])
 
 

@@ -132,7 +132,7 @@ def test_the_stop_hook_never_blocks_on_what_transcript_path_names(project: Path,
         payload = json.dumps({"session_id": f"s-{kind}", "cwd": str(project), "hook_event_name": event,
                               "transcript_path": str(path), "stop_hook_active": False, "reason": "other"})
         out = run_rose("hook", "claude", event, cwd=project, input=payload, timeout=60)
-        assert out.returncode == 0 and out.stdout in ("", "{}") or json.loads(out.stdout) is not None
+        assert (out.returncode == 0 and out.stdout in ("", "{}")) or json.loads(out.stdout) is not None
 
 
 def test_no_hook_holds_a_lock_while_it_reads_the_transcript(project: Path, tmp_path: Path) -> None:

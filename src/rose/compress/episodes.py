@@ -11,6 +11,7 @@ import hashlib
 import random
 from typing import TYPE_CHECKING
 
+from rose.errors import CorruptFile, NodeNotFound
 from rose.model import Episode, EpisodeOutcome
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def load(graph: Graph, episode_ids: list[str]) -> list[Episode]:
             try:
                 out.append(store.get_episode(episode_id))
                 break
-            except Exception:  # noqa: BLE001 - not in this store (or unreadable): try the next
+            except (NodeNotFound, CorruptFile):  # not in this store (or unreadable, which doctor shows): try the next
                 continue
     return out
 

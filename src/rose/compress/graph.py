@@ -9,7 +9,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rose.model import Claim, Node, Origin, Status
+from rose.errors import CorruptFile, NodeNotFound
+from rose.model import SERVABLE, Claim, Node, Origin, Status
 
 if TYPE_CHECKING:
     from rose.store import Layers, Store
@@ -85,8 +86,8 @@ class Graph:
             if store.has(node_id):
                 try:
                     return Located(store, store.get(node_id))
-                except Exception:  # noqa: BLE001 - deleted or corrupt since indexed: treated as absent
-                    return None
+                except (NodeNotFound, CorruptFile):  # deleted or corrupt since indexed: treated as absent (a
+                    return None                      # corrupt file is a problem of the next sync, which doctor shows)
         return None
 
     def node(self, node_id: str) -> Node | None:
@@ -129,14 +130,15 @@ class Graph:
     def servable_form(self, node_id: str, exclude: set[str] | frozenset[str] = frozenset()) -> list[Node]:
         """What recall serves for a lesson now: itself if servable, else its nearest servable ancestors (up the
         parents). Nodes in `exclude` are what a candidate stands in for: never returned, never climbed past."""
-        frontier, seen, found = [node_id], {node_id}, []
+        frontier, seen = [node_id], {node_id}
+        found: list[Node] = []
         while frontier and not found:
             nxt = []
             for nid in frontier:
                 node = self.node(nid)
                 if node is None or node.status is Status.ARCHIVED or nid in exclude:
                     continue
-                if node.status in (Status.ACTIVE, Status.DISPUTED):
+                if node.status in SERVABLE:
                     found.append(node)
                     continue
                 nxt += [p for p in node.parents if p not in seen]

@@ -18,7 +18,7 @@ from rose.compress import heldout
 from rose.compress.eligibility import seconds_since, successes_since_attempt
 from rose.compress.graph import served_text
 from rose.compress.replay import Replay, replay
-from rose.model import EpisodeOutcome, Node, Origin, Status, now_iso
+from rose.model import SERVABLE, EpisodeOutcome, Node, Origin, Status, now_iso
 from rose.store.events import EventKind
 
 if TYPE_CHECKING:
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from rose.model import Episode
 
 MERGE_AFTER_CO_USES = 3    # successful episodes that used both lessons before a shared parent is attempted
-SERVABLE = (Status.ACTIVE, Status.DISPUTED)
 
 
 @dataclass
@@ -51,7 +50,7 @@ def co_use_counts(graph: Graph, found: dict[str, Located]) -> dict[tuple[str, st
     """For each pair of these lessons: successful episodes (in any layer) that used both. A lesson counts with its
     whole lineage (the forms below it), so compressing a lesson does not reset what it was used with."""
     lineage = {i: {n.id for n in graph.subtree(f.node)} for i, f in found.items()}
-    counts = {tuple(sorted(p)): 0 for p in combinations(sorted(found), 2)}
+    counts: dict[tuple[str, str], int] = {(a, b): 0 for a, b in combinations(sorted(found), 2)}  # sorted pairs
     if not counts:
         return counts
     for store in graph.layers.stores():

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from rose.compress import compression, descent, eligibility, merge, observe, repair
 from rose.compress.graph import Graph
 from rose.errors import RoseError
-from rose.model import EpisodeOutcome, Origin, Status
+from rose.model import SERVABLE, EpisodeOutcome, Origin
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -124,7 +124,7 @@ class _Run:
         tried = {p.node for p in self.pieces if p.kind == "trial" and self.seen and self.seen.get(p.id)}
         for f in self.current():
             node = f.node
-            if node.id in tried or node.origin is Origin.MERGE or node.status not in (Status.ACTIVE, Status.DISPUTED) \
+            if node.id in tried or node.origin is Origin.MERGE or node.status not in SERVABLE \
                     or (self.seen is None and node.trials):
                 continue
             self._apply(descent.open_descent(self.graph, f, self.episode, self.judge, self.settings))

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from rose.config import EmbedProvider, EmbedSettings
+from rose.errors import EmbedUnavailable
 
 MAX_EMBED_CHARS = 2000  # a one-chunk lesson's text (title, tags, gist, body), as it always was
 CHUNK_TOKENS = 128      # a long lesson is embedded as chunks of at most this many tokens (title and tags on each)
@@ -29,8 +30,6 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
-class EmbedUnavailable(Exception):
-    """The configured embedder cannot run here (not installed, endpoint down); callers go lexical-only."""
 
 
 def make_embedder(settings: EmbedSettings) -> Embedder | None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from rose.errors import PayloadError
 from rose.hooks import MAX_PAYLOAD_BYTES
 from rose.model import Agent
 
@@ -27,8 +28,6 @@ class HookName(str, Enum):
     SESSION_END = "SessionEnd"
 
 
-class PayloadError(ValueError):
-    pass
 
 
 @dataclass

@@ -15,6 +15,8 @@ import os
 import sys
 import threading
 
+from rose import envvars
+from rose.errors import RoseError
 from rose.hooks import BUDGET_S, MAX_PAYLOAD_BYTES, PROMPT_MARGIN_S, PROMPT_TIMEOUT_S
 
 TYPE_CHECKING = False
@@ -25,7 +27,7 @@ if TYPE_CHECKING:  # typing and pathlib stay off the per-prompt path; annotation
     from rose.deadline import Deadline
     from rose.hooks.adapters import HookEvent
 
-CHILD_ENV = "ROSE_CHILD"
+CHILD_ENV = envvars.CHILD
 WARM_EVENTS = ("UserPromptSubmit",)  # the latency-critical one goes to the warm helper when there is one
 
 
@@ -45,8 +47,8 @@ class _Output:
             try:
                 self.stdout.write(text)
                 self.stdout.flush()
-            except Exception:  # noqa: BLE001 - a closed pipe must not turn into a non-zero exit
-                pass
+            except (OSError, ValueError):  # a closed pipe (or stream) must not turn into a non-zero exit; the agent
+                pass                       # is gone and no one is left to read a log of it
             return True
 
 
@@ -63,7 +65,7 @@ def main(argv: list[str], stdin: BinaryIO | None = None, stdout: TextIO | None =
     stdin = stdin or sys.stdin.buffer
     try:
         payload = stdin.read(MAX_PAYLOAD_BYTES + 1)
-    except Exception:  # noqa: BLE001 - an unreadable stdin is a payload problem, reported by run()
+    except (OSError, ValueError):  # an unreadable stdin is an empty payload: run() reports it and logs the skip
         payload = b""
     if len(argv) == 2 and argv[1] in WARM_EVENTS and len(payload) <= MAX_PAYLOAD_BYTES:
         from rose.warm import client
@@ -73,6 +75,8 @@ def main(argv: list[str], stdin: BinaryIO | None = None, stdout: TextIO | None =
             if answered is not None:
                 out.write(answered)
                 watchdog.cancel()
+                if answered == client.timeout_notice(budget):   # the helper ran out of time: the skip is logged
+                    _log_skip(event_name, f"the warm helper ran past the {budget:.1f}s budget", os.getcwd())
                 return 0
     buffer = io.StringIO()
     run(argv, io.BytesIO(payload), buffer)
@@ -216,7 +220,7 @@ def _with_config_note(owner: Any, settings: Any, notice: str) -> str:
         pass
     try:
         owner.write_json(marker, {"announced": digest}, structural=True)
-    except Exception:  # noqa: BLE001 - a note that cannot be remembered is shown again next time, that is all
+    except (OSError, RoseError):  # a note that cannot be remembered is shown again next time, that is all
         pass
     ignored = sum(1 for p in settings.problems if p.kind.value == "not-trusted")
     other = len(settings.problems) - ignored
@@ -273,5 +277,5 @@ def _log_skip(event_name: str, reason: str, cwd: str) -> None:
             store = layers.stores()[0]
             store.bound_waits(1.0)
             store.event(EventKind.SKIP, hook=event_name, reason=reason)
-    except Exception:  # noqa: BLE001
-        pass
+    except Exception:  # noqa: BLE001 - the log of a skip itself failed: there is nowhere left to log it, and the
+        pass           # hook's answer (its systemMessage) already names the skip

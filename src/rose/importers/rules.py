@@ -71,8 +71,8 @@ def _frontmatter(lines: list[str]) -> tuple[dict, int]:
                 import yaml
 
                 data = yaml.safe_load("\n".join(lines[1:i])) or {}
-            except Exception:  # noqa: BLE001 - a malformed header is not the rule's text either way
-                data = {}
+            except (yaml.YAMLError, ValueError, RecursionError):  # a malformed header is not the rule's text either
+                data = {}                                           # way: the rule is imported without it
             return (data if isinstance(data, dict) else {}), i + 1
     return {}, 0
 

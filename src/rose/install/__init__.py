@@ -1,7 +1,7 @@
 """Wiring rose into the agents: `rose install`, `rose uninstall`, and the hook checks of `rose doctor`.
 
-    install(Agent.CLAUDE, Scope.PROJECT, cwd, home)  -> InstallReport   (idempotent: twice changes nothing)
-    uninstall(Agent.CODEX, Scope.USER, cwd, home)    -> InstallReport   (removes exactly what install added)
+    install(Agent.CLAUDE, InstallScope.PROJECT, cwd, home)  -> InstallReport   (idempotent: twice changes nothing)
+    uninstall(Agent.CODEX, InstallScope.USER, cwd, home)    -> InstallReport   (removes exactly what install added)
     wiring_checks(cwd, home)                         -> list[WiringCheck]
 
 One module per agent (claude.py, codex.py) plans its edits; files.py applies them (backups, atomic writes);
@@ -20,27 +20,27 @@ from rose.mcp import sdk_available
 from rose.install.files import Plan, apply
 from rose.install.hooks import HOOKS
 from rose.install.model import (
-    Action,
+    FileAction,
     Agent,
     FileChange,
     HookSpec,
     InstallError,
     InstallReport,
     Level,
-    Scope,
+    InstallScope,
     WiringCheck,
 )
 
 __all__ = [
-    "Action",
-    "Agent",
-    "FileChange",
     "HOOKS",
+    "Agent",
+    "FileAction",
+    "FileChange",
     "HookSpec",
     "InstallError",
     "InstallReport",
+    "InstallScope",
     "Level",
-    "Scope",
     "WiringCheck",
     "agents_for",
     "install",
@@ -80,7 +80,7 @@ def _absent(agent: Agent, home: Path, env: Mapping[str, str]) -> str | None:
     return f"no {name} on PATH and no {shown}"
 
 
-def install_agents(choice: str, scope: Scope = Scope.PROJECT, cwd: Path | None = None, home: Path | None = None,
+def install_agents(choice: str, scope: InstallScope = InstallScope.PROJECT, cwd: Path | None = None, home: Path | None = None,
                    *, rose: Sequence[str] | None = None, env: Mapping[str, str] | None = None,
                    dry_run: bool = False, mcp: bool = True) -> list[InstallReport]:
     """`rose install --agent CHOICE`: one report per agent. With ``auto``, an agent that left no trace (no CLI on PATH,
@@ -103,7 +103,7 @@ def install_agents(choice: str, scope: Scope = Scope.PROJECT, cwd: Path | None =
     return reports
 
 
-def install(agent: Agent, scope: Scope = Scope.PROJECT, cwd: Path | None = None, home: Path | None = None, *,
+def install(agent: Agent, scope: InstallScope = InstallScope.PROJECT, cwd: Path | None = None, home: Path | None = None, *,
             rose: Sequence[str] | None = None, env: Mapping[str, str] | None = None,
             dry_run: bool = False, mcp: bool = True) -> InstallReport:
     """Wire rose's four hooks (UserPromptSubmit, PreCompact, Stop, SessionEnd) for ``agent`` at ``scope``, and
@@ -120,7 +120,7 @@ def install(agent: Agent, scope: Scope = Scope.PROJECT, cwd: Path | None = None,
         plan.notes = [*(plan.notes or []), "rose's MCP server was not registered: the MCP SDK is not installed for "
                       "this rose (`pip install 'rose-memory[mcp]'`, which `python3 dev.py install` includes); run "
                       "rose install again afterwards"]
-    if scope is Scope.PROJECT:
+    if scope is InstallScope.PROJECT:
         plan.notes = [*(plan.notes or []), *_subfolder_note(agent, cwd)]
     if ephemeral(argv):
         plan.steps = [*(plan.steps or []), f"this rose runs from a temporary environment ({argv[0]}) that can vanish "
@@ -129,7 +129,7 @@ def install(agent: Agent, scope: Scope = Scope.PROJECT, cwd: Path | None = None,
     return _report(agent, scope, "install", plan, dry_run)
 
 
-def uninstall(agent: Agent, scope: Scope = Scope.PROJECT, cwd: Path | None = None, home: Path | None = None, *,
+def uninstall(agent: Agent, scope: InstallScope = InstallScope.PROJECT, cwd: Path | None = None, home: Path | None = None, *,
               env: Mapping[str, str] | None = None, dry_run: bool = False) -> InstallReport:
     """Remove exactly what `install` added for ``agent`` at ``scope``; files rose created are deleted, files it
     changed are put back byte for byte from their backup when nothing else changed in them since."""
@@ -142,7 +142,7 @@ def wiring_checks(cwd: Path | None = None, home: Path | None = None, *,
                   env: Mapping[str, str] | None = None) -> list[WiringCheck]:
     """For `rose doctor`: per agent and scope, what is wired where, whether the hook command still resolves, and
     whether the hooks would fire (settings file valid, Codex trust in place, Codex project trusted)."""
-    _agent, _scope, cwd, home, env = _norm(Agent.CLAUDE, Scope.PROJECT, cwd, home, env)
+    _agent, _scope, cwd, home, env = _norm(Agent.CLAUDE, InstallScope.PROJECT, cwd, home, env)
     out: list[WiringCheck] = []
     for agent, module in _MODULES.items():
         cli_found = shutil.which(_CLI_NAMES[agent], path=env.get("PATH")) is not None
@@ -165,13 +165,13 @@ def render_reports(reports: Sequence[InstallReport]) -> str:
     return "\n".join(r.render() for r in reports)
 
 
-def _norm(agent: Agent | str, scope: Scope | str, cwd: Path | None, home: Path | None,
-          env: Mapping[str, str] | None) -> tuple[Agent, Scope, Path, Path, Mapping[str, str]]:
-    return (Agent(agent), Scope(scope), Path(os.path.abspath(cwd if cwd is not None else os.getcwd())),
+def _norm(agent: Agent | str, scope: InstallScope | str, cwd: Path | None, home: Path | None,
+          env: Mapping[str, str] | None) -> tuple[Agent, InstallScope, Path, Path, Mapping[str, str]]:
+    return (Agent(agent), InstallScope(scope), Path(os.path.abspath(cwd if cwd is not None else os.getcwd())),
             Path(os.path.abspath(home if home is not None else Path.home())), os.environ if env is None else env)
 
 
-def _report(agent: Agent, scope: Scope, operation: str, plan: Plan, dry_run: bool) -> InstallReport:
+def _report(agent: Agent, scope: InstallScope, operation: str, plan: Plan, dry_run: bool) -> InstallReport:
     if dry_run:
         changes = [FileChange(e.path, e.action(), e.detail) for e in plan.edits if not (e.noop and e.before is None)]
     else:
@@ -180,6 +180,6 @@ def _report(agent: Agent, scope: Scope, operation: str, plan: Plan, dry_run: boo
     if operation == "uninstall":
         notes += [f"{c.path} changed since rose installed, so rose removed only its own part and kept the "
                   f"pre-install copy at {c.backup} (delete it when you no longer need it)"
-                  for c in changes if c.action is Action.UPDATED and c.backup is not None]
+                  for c in changes if c.action is FileAction.UPDATED and c.backup is not None]
     return InstallReport(agent, scope, operation, plan.summary, plan.command, changes, notes,
-                         list(plan.steps or []))
+                         list(plan.steps or []), dry_run=dry_run)

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from rose.install import jsonhooks, mcpservers
 from rose.install.command import (INSTALL_HINT, command_executable, display_command, executable_resolves,
                                   hook_command, user_install)
 from rose.install.files import Plan, read_bytes
 from rose.install.hooks import EVENTS, HOOKS
-from rose.install.model import Agent, InstallError, Level, Scope, WiringCheck
+from rose.install.model import Agent, InstallError, Level, InstallScope, WiringCheck
 
 AGENT = Agent.CLAUDE
 WHAT = "Claude Code ignores a settings file it cannot parse, so its hooks are off until it is fixed."
@@ -30,21 +31,21 @@ def config_dir(home: Path, env: Mapping[str, str]) -> Path:
     return Path(custom).expanduser() if custom else home / ".claude"
 
 
-def settings_path(scope: Scope, cwd: Path, home: Path, env: Mapping[str, str]) -> Path:
-    if scope is Scope.USER:
+def settings_path(scope: InstallScope, cwd: Path, home: Path, env: Mapping[str, str]) -> Path:
+    if scope is InstallScope.USER:
         return config_dir(home, env) / "settings.json"
     return cwd / ".claude" / "settings.json"
 
 
-def where(scope: Scope, path: Path) -> str:
-    if scope is Scope.PROJECT:
+def where(scope: InstallScope, path: Path) -> str:
+    if scope is InstallScope.PROJECT:
         return f"hooks installed for this project only ({path}); use --scope user for every repository"
     return f"hooks installed for every repository ({path})"
 
 
-def mcp_path(scope: Scope, cwd: Path, home: Path, env: Mapping[str, str]) -> Path:
+def mcp_path(scope: InstallScope, cwd: Path, home: Path, env: Mapping[str, str]) -> Path:
     """Where Claude Code reads MCP servers: its own state file (user), or the project's .mcp.json (project)."""
-    if scope is Scope.USER:
+    if scope is InstallScope.USER:
         custom = env.get("CLAUDE_CONFIG_DIR")
         return (Path(custom).expanduser() if custom else home) / ".claude.json"
     return cwd / ".mcp.json"
@@ -53,7 +54,7 @@ def mcp_path(scope: Scope, cwd: Path, home: Path, env: Mapping[str, str]) -> Pat
 MCP_WHAT = "Claude Code cannot load MCP servers from a file it cannot parse."
 
 
-def plan_install(scope: Scope, cwd: Path, home: Path, argv: Sequence[str], env: Mapping[str, str],
+def plan_install(scope: InstallScope, cwd: Path, home: Path, argv: Sequence[str], env: Mapping[str, str],
                  mcp: bool = True) -> Plan:
     path = settings_path(scope, cwd, home, env)
     plan = jsonhooks.plan_install(path, AGENT, HOOKS[AGENT], lambda event: hook_command(argv, AGENT, event), WHAT)
@@ -63,14 +64,14 @@ def plan_install(scope: Scope, cwd: Path, home: Path, argv: Sequence[str], env: 
         mcp_edit, mcp_notes = mcpservers.plan_json_install(mcp_path(scope, cwd, home, env), argv, MCP_WHAT)
         edits.append(mcp_edit)
         notes += mcp_notes
-        if scope is Scope.PROJECT and mcp_edit.before != mcp_edit.after:
+        if scope is InstallScope.PROJECT and mcp_edit.before != mcp_edit.after:
             notes.append(f"Claude Code asks once before it starts the MCP server in {mcp_edit.path} (approve rose "
                          "there, or in /mcp)")
     merge = plan.merge
     if merge and merge.hand_wired:
         notes.append(f"{', '.join(merge.hand_wired)} already run(s) rose through a hook not written by rose install "
                      f"in {path}; rose left it as it is and did not add a second one")
-    other = Scope.USER if scope is Scope.PROJECT else Scope.PROJECT
+    other = InstallScope.USER if scope is InstallScope.PROJECT else InstallScope.PROJECT
     other_path = settings_path(other, cwd, home, env)
     if _wired_events(other_path):
         notes.append(f"rose's hooks are also wired in {other_path} (--scope {other.value}): each event would run rose "
@@ -81,7 +82,7 @@ def plan_install(scope: Scope, cwd: Path, home: Path, argv: Sequence[str], env: 
     return Plan(where(scope, path), edits, display_command(argv, AGENT), notes=notes)
 
 
-def plan_uninstall(scope: Scope, cwd: Path, home: Path, env: Mapping[str, str]) -> Plan:
+def plan_uninstall(scope: InstallScope, cwd: Path, home: Path, env: Mapping[str, str]) -> Plan:
     path = settings_path(scope, cwd, home, env)
     plan = jsonhooks.plan_uninstall(path, AGENT, WHAT)
     mcp_edit = mcpservers.plan_json_uninstall(mcp_path(scope, cwd, home, env), MCP_WHAT)
@@ -123,16 +124,16 @@ def _plugin_enabled(cwd: Path, home: Path, env: Mapping[str, str]) -> bool:
 
 
 def _all_settings(cwd: Path, home: Path, env: Mapping[str, str]) -> list[Path]:
-    return [settings_path(Scope.USER, cwd, home, env), settings_path(Scope.PROJECT, cwd, home, env),
+    return [settings_path(InstallScope.USER, cwd, home, env), settings_path(InstallScope.PROJECT, cwd, home, env),
             cwd / ".claude" / "settings.local.json"]
 
 
 def checks(cwd: Path, home: Path, env: Mapping[str, str], cli_found: bool) -> list[WiringCheck]:
     out: list[WiringCheck] = []
     wired_in: list[str] = []
-    scoped = [(Scope.USER, settings_path(Scope.USER, cwd, home, env)),
-              (Scope.PROJECT, settings_path(Scope.PROJECT, cwd, home, env)),
-              (Scope.PROJECT, cwd / ".claude" / "settings.local.json")]
+    scoped = [(InstallScope.USER, settings_path(InstallScope.USER, cwd, home, env)),
+              (InstallScope.PROJECT, settings_path(InstallScope.PROJECT, cwd, home, env)),
+              (InstallScope.PROJECT, cwd / ".claude" / "settings.local.json")]
     for scope, path in scoped:
         name = f"claude hooks ({scope.value})"
         try:
@@ -150,12 +151,12 @@ def checks(cwd: Path, home: Path, env: Mapping[str, str], cli_found: bool) -> li
             continue
         wired_in.append(str(path))
         out += _handler_checks(name, found, scope, path, env)
-    found = []
-    for scope in (Scope.USER, Scope.PROJECT):
+    registered: list[tuple[str, Path, Any, bool, str | None]] = []
+    for scope in (InstallScope.USER, InstallScope.PROJECT):
         path = mcp_path(scope, cwd, home, env)
         entry, problem = mcpservers.json_entry(path)
-        found.append((scope.value, path, entry, mcpservers.is_managed(entry), problem))
-    out += mcpservers.checks(AGENT.value, found, env.get("PATH"))
+        registered.append((scope.value, path, entry, mcpservers.is_managed(entry), problem))
+    out += mcpservers.checks(AGENT.value, registered, env.get("PATH"))
     plugin = _plugin_enabled(cwd, home, env)
     if plugin:
         wired_in.append("the rose plugin")
@@ -183,7 +184,7 @@ def _plugin_check(home: Path, env: Mapping[str, str]) -> WiringCheck:
                        f"{INSTALL_HINT}", AGENT)
 
 
-def _handler_checks(name: str, found: list[jsonhooks.Found], scope: Scope, path: Path,
+def _handler_checks(name: str, found: list[jsonhooks.Found], scope: InstallScope, path: Path,
                     env: Mapping[str, str]) -> list[WiringCheck]:
     out = []
     events = {f.hook.event for f in found}

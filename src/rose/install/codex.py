@@ -41,7 +41,7 @@ from rose.install.command import (
 )
 from rose.install.files import FileEdit, Plan, backup_path, decode, read_bytes
 from rose.install.hooks import EVENTS, HOOKS
-from rose.install.model import Agent, InstallError, Level, Scope, WiringCheck
+from rose.install.model import Agent, InstallError, Level, InstallScope, WiringCheck
 
 AGENT = Agent.CODEX
 WHAT = "Codex skips a hooks.json it cannot parse, so its hooks are off until it is fixed."
@@ -55,8 +55,8 @@ def codex_home(home: Path, env: Mapping[str, str]) -> Path:
     return Path(custom).expanduser() if custom else home / ".codex"
 
 
-def hooks_path(scope: Scope, cwd: Path, home: Path, env: Mapping[str, str]) -> Path:
-    if scope is Scope.USER:
+def hooks_path(scope: InstallScope, cwd: Path, home: Path, env: Mapping[str, str]) -> Path:
+    if scope is InstallScope.USER:
         return codex_home(home, env) / "hooks.json"
     return cwd / ".codex" / "hooks.json"
 
@@ -65,8 +65,8 @@ def config_path(home: Path, env: Mapping[str, str]) -> Path:
     return codex_home(home, env) / "config.toml"
 
 
-def agents_md_path(scope: Scope, cwd: Path, home: Path, env: Mapping[str, str]) -> Path:
-    return codex_home(home, env) / "AGENTS.md" if scope is Scope.USER else cwd / "AGENTS.md"
+def agents_md_path(scope: InstallScope, cwd: Path, home: Path, env: Mapping[str, str]) -> Path:
+    return codex_home(home, env) / "AGENTS.md" if scope is InstallScope.USER else cwd / "AGENTS.md"
 
 
 # -- trust -----------------------------------------------------------------------------------------------------------
@@ -274,9 +274,9 @@ def agents_command(argv: Sequence[str], env: Mapping[str, str]) -> str:
     return shell_join(argv)
 
 
-def mcp_config_path(scope: Scope, cwd: Path, home: Path, env: Mapping[str, str]) -> Path:
+def mcp_config_path(scope: InstallScope, cwd: Path, home: Path, env: Mapping[str, str]) -> Path:
     """Where rose's MCP server goes: the user's config.toml, or the project's own .codex/config.toml."""
-    return config_path(home, env) if scope is Scope.USER else cwd / ".codex" / "config.toml"
+    return config_path(home, env) if scope is InstallScope.USER else cwd / ".codex" / "config.toml"
 
 
 def _with_mcp(edit: FileEdit, argv: Sequence[str]) -> tuple[FileEdit, list[str]]:
@@ -293,7 +293,7 @@ def _with_mcp(edit: FileEdit, argv: Sequence[str]) -> tuple[FileEdit, list[str]]
                     keep_backup=pristine), notes
 
 
-def plan_install(scope: Scope, cwd: Path, home: Path, argv: Sequence[str], env: Mapping[str, str],
+def plan_install(scope: InstallScope, cwd: Path, home: Path, argv: Sequence[str], env: Mapping[str, str],
                  mcp: bool = True) -> Plan:
     path = hooks_path(scope, cwd, home, env)
     config = config_path(home, env)
@@ -302,7 +302,7 @@ def plan_install(scope: Scope, cwd: Path, home: Path, argv: Sequence[str], env: 
     md = agents_md.plan_install(agents_md_path(scope, cwd, home, env), agents_command(argv, env))
     notes = []
     edits = [hooks.edit, trust_edit, md]
-    if mcp and scope is Scope.USER:
+    if mcp and scope is InstallScope.USER:
         edits[1], mcp_notes = _with_mcp(trust_edit, argv)
         notes += mcp_notes
     elif mcp:
@@ -312,7 +312,7 @@ def plan_install(scope: Scope, cwd: Path, home: Path, argv: Sequence[str], env: 
     if hooks.merge and hooks.merge.hand_wired:
         notes.append(f"{', '.join(hooks.merge.hand_wired)} already run(s) rose through a hook not written by rose "
                      f"install in {path}; rose left it as it is (trust it in Codex with /hooks)")
-    other = Scope.USER if scope is Scope.PROJECT else Scope.PROJECT
+    other = InstallScope.USER if scope is InstallScope.PROJECT else InstallScope.PROJECT
     other_path = hooks_path(other, cwd, home, env)
     if _wired(other_path):
         notes.append(f"rose's hooks are also wired in {other_path} (--scope {other.value}): each event would run rose "
@@ -320,16 +320,16 @@ def plan_install(scope: Scope, cwd: Path, home: Path, argv: Sequence[str], env: 
     _raw, _text, parsed = _load_config(config)
     if toml.dig(parsed, "features", "hooks") is False:
         steps.append(f"hooks are switched off in {config} ([features] hooks = false): set it to true")
-    if scope is Scope.PROJECT and project_trust(parsed, cwd) != "trusted":
+    if scope is InstallScope.PROJECT and project_trust(parsed, cwd) != "trusted":
         steps.append(_trust_project_step(cwd, config))
-    if scope is Scope.PROJECT:
+    if scope is InstallScope.PROJECT:
         summary = f"hooks installed for this project only ({path}); use --scope user for every repository"
     else:
         summary = f"hooks installed for every repository ({path})"
     return Plan(summary, edits, display_command(argv, AGENT), notes=notes, steps=steps)
 
 
-def plan_uninstall(scope: Scope, cwd: Path, home: Path, env: Mapping[str, str]) -> Plan:
+def plan_uninstall(scope: InstallScope, cwd: Path, home: Path, env: Mapping[str, str]) -> Plan:
     path = hooks_path(scope, cwd, home, env)
     config = config_path(home, env)
     before = read_bytes(path)
@@ -340,9 +340,9 @@ def plan_uninstall(scope: Scope, cwd: Path, home: Path, env: Mapping[str, str]) 
         if shifted:
             notes.append(f"your own {', '.join(shifted)} hook(s) in {path} came after rose's and move up one place; "
                          "Codex keys trust by position, so it will ask you to trust them again (/hooks)")
-    edits = [hooks.edit, plan_untrust(config, path, mcp=scope is Scope.USER),
+    edits = [hooks.edit, plan_untrust(config, path, mcp=scope is InstallScope.USER),
              agents_md.plan_uninstall(agents_md_path(scope, cwd, home, env))]
-    if scope is Scope.PROJECT:
+    if scope is InstallScope.PROJECT:
         edits.append(mcpservers.plan_toml_uninstall(mcp_config_path(scope, cwd, home, env)))
     summary = f"removed rose's hooks from {path}" if hooks.removed else f"no rose hooks to remove in {path}"
     return Plan(summary, edits, notes=notes)
@@ -377,7 +377,7 @@ def checks(cwd: Path, home: Path, env: Mapping[str, str], cli_found: bool) -> li
     if toml.dig(parsed, "features", "hooks") is False:
         out.append(WiringCheck("codex hooks", Level.FAIL, f"{config} sets [features] hooks = false: no hook runs",
                                AGENT, None, config))
-    for scope in (Scope.USER, Scope.PROJECT):
+    for scope in (InstallScope.USER, InstallScope.PROJECT):
         path = hooks_path(scope, cwd, home, env)
         name = f"codex hooks ({scope.value})"
         try:
@@ -395,12 +395,12 @@ def checks(cwd: Path, home: Path, env: Mapping[str, str], cli_found: bool) -> li
             continue
         wired.append(str(path))
         out += _scope_checks(name, scope, path, data, found, state, parsed, cwd, config, env)
-    found = []
-    for scope in (Scope.USER, Scope.PROJECT):
+    registered: list[tuple[str, Path, Any, bool, str | None]] = []
+    for scope in (InstallScope.USER, InstallScope.PROJECT):
         mcp_file = mcp_config_path(scope, cwd, home, env)
         entry, managed, problem = mcpservers.toml_entry(mcp_file)
-        found.append((scope.value, mcp_file, entry, managed, None if scope is Scope.USER else problem))
-    out += mcpservers.checks(AGENT.value, found, env.get("PATH"))
+        registered.append((scope.value, mcp_file, entry, managed, None if scope is InstallScope.USER else problem))
+    out += mcpservers.checks(AGENT.value, registered, env.get("PATH"))
     if not wired:
         level = Level.WARN if cli_found else Level.INFO
         out.append(WiringCheck("codex hooks", level, "not wired: `rose install --agent codex` (this project) or "
@@ -411,7 +411,7 @@ def checks(cwd: Path, home: Path, env: Mapping[str, str], cli_found: bool) -> li
     return out
 
 
-def _scope_checks(name: str, scope: Scope, path: Path, data: dict[str, Any], found: list[jsonhooks.Found],
+def _scope_checks(name: str, scope: InstallScope, path: Path, data: dict[str, Any], found: list[jsonhooks.Found],
                   state: Any, parsed: dict[str, Any], cwd: Path, config: Path,
                   env: Mapping[str, str]) -> list[WiringCheck]:
     out = []
@@ -429,9 +429,9 @@ def _scope_checks(name: str, scope: Scope, path: Path, data: dict[str, Any], fou
         digest = hook_hash(f.event, str(f.handler.get("command")), f.handler.get("timeout"),
                            group.get("matcher") if isinstance(group.get("matcher"), str) else None,
                            status if isinstance(status, str) else None)
-        entries = [toml.dig(state, trust_key(file, f.event, f.group, f.index)) if isinstance(state, dict) else None
-                   for file in key_files(path)]
-        entries = [e for e in entries if isinstance(e, dict)]
+        dug = [toml.dig(state, trust_key(file, f.event, f.group, f.index)) if isinstance(state, dict) else None
+               for file in key_files(path)]
+        entries = [e for e in dug if isinstance(e, dict)]
         if any(e.get("enabled") is False for e in entries):
             disabled.append(f.event)
         elif any(e.get("trusted_hash") == digest for e in entries):
@@ -448,7 +448,7 @@ def _scope_checks(name: str, scope: Scope, path: Path, data: dict[str, Any], fou
                         "`rose install --agent codex` again")
     if disabled:
         problems.append(f"{', '.join(disabled)} disabled in Codex (enabled = false in {config})")
-    if scope is Scope.PROJECT:
+    if scope is InstallScope.PROJECT:
         level = project_trust(parsed, cwd)
         if level != "trusted":
             what = "marked untrusted" if level else "not trusted"

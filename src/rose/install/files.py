@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rose.install.model import Action, FileChange, InstallError
+from rose.install.model import FileAction, FileChange, InstallError
 from rose.store.atomic import write_bytes_atomic
 
 BACKUP_SUFFIX = ".rose-backup"
@@ -72,14 +72,14 @@ class FileEdit:
     def noop(self) -> bool:
         return self.before == self.after and not self.drop_backup
 
-    def action(self) -> Action:
+    def action(self) -> FileAction:
         if self.before == self.after:
-            return Action.UNCHANGED
+            return FileAction.UNCHANGED
         if self.after is None:
-            return Action.REMOVED
+            return FileAction.REMOVED
         if self.before is None:
-            return Action.CREATED
-        return Action.RESTORED if self.drop_backup else Action.UPDATED
+            return FileAction.CREATED
+        return FileAction.RESTORED if self.drop_backup else FileAction.UPDATED
 
 
 def apply(edits: Iterable[FileEdit]) -> list[FileChange]:
@@ -93,7 +93,7 @@ def apply(edits: Iterable[FileEdit]) -> list[FileChange]:
     for edit in edits:
         action = edit.action()
         backup = backup_path(edit.path)
-        if action is not Action.UNCHANGED:
+        if action is not FileAction.UNCHANGED:
             if edit.keep_backup and edit.before is not None and not backup.exists():
                 _write(backup, edit.before, mode_from=edit.path)
             if edit.after is None:

@@ -24,13 +24,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rose import envvars
 from rose.install import toml
 from rose.install.files import FileEdit, backup_path, decode, read_bytes
 from rose.install.jsonhooks import NEW_FILE_STYLE, JsonStyle
 from rose.install.model import InstallError
 
 SERVER = "rose"
-MANAGED_ENV = "ROSE_MANAGED"
+MANAGED_ENV = envvars.MANAGED
 MANAGED_VALUE = "rose install"
 SUBCOMMAND = "mcp"
 TOML_HEADER = f"mcp_servers.{SERVER}"
@@ -56,7 +57,7 @@ def entry_command(entry: Any) -> list[str]:
     """A JSON entry's command line (command, then args), [] when it has none."""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return []
-    args = entry.get("args") if isinstance(entry.get("args"), list) else []
+    args = given if isinstance(given := entry.get("args"), list) else []
     return [entry["command"], *[str(a) for a in args]]
 
 
@@ -231,7 +232,7 @@ def toml_entry(path: Path) -> tuple[Any, bool, str | None]:
 def toml_command(entry: Any) -> list[str]:
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return []
-    args = entry.get("args") if isinstance(entry.get("args"), list) else []
+    args = given if isinstance(given := entry.get("args"), list) else []
     return [entry["command"], *[str(a) for a in args]]
 
 
@@ -241,25 +242,25 @@ def checks(agent_name: str, found: list[tuple[str, Path, Any, bool, str | None]]
     """`rose doctor` lines about rose's MCP server: one per (scope, file) where an entry named rose is, each
     ``(scope, path, entry, rose wrote it, why unreadable)``."""
     from rose.install.command import executable_resolves
-    from rose.install.model import Agent, Level, Scope, WiringCheck
+    from rose.install.model import Agent, Level, InstallScope, WiringCheck
 
     agent = Agent(agent_name)
     out = []
     for scope, path, entry, managed, problem in found:
         name = f"{agent_name} mcp ({scope})"
         if problem:
-            out.append(WiringCheck(name, Level.FAIL, problem, agent, Scope(scope), path))
+            out.append(WiringCheck(name, Level.FAIL, problem, agent, InstallScope(scope), path))
             continue
         if entry is None:
             continue
         argv = entry_command(entry) if agent is Agent.CLAUDE else toml_command(entry)
         if not argv:
             out.append(WiringCheck(name, Level.WARN, f"{path}: the MCP server named rose has no command",
-                                   agent, Scope(scope), path))
+                                   agent, InstallScope(scope), path))
         elif not executable_resolves(argv[0], path_env):
             out.append(WiringCheck(name, Level.FAIL, f"{path}: rose's MCP server runs {argv[0]}, which no longer "
-                                   "exists: run `rose install` again", agent, Scope(scope), path))
+                                   "exists: run `rose install` again", agent, InstallScope(scope), path))
         else:
             who = "" if managed else " (not written by rose install)"
-            out.append(WiringCheck(name, Level.OK, f"`{' '.join(argv)}` in {path}{who}", agent, Scope(scope), path))
+            out.append(WiringCheck(name, Level.OK, f"`{' '.join(argv)}` in {path}{who}", agent, InstallScope(scope), path))
     return out

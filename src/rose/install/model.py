@@ -1,6 +1,6 @@
 """The typed records of `rose install` / `rose uninstall` / the wiring checks of `rose doctor`.
 
-`Agent` is the hook adapters' own enum (one name for "claude" / "codex" across rose). `Scope` is where hooks are
+`Agent` is the hook adapters' own enum (one name for "claude" / "codex" across rose). `InstallScope` is where hooks are
 wired: USER (every repository: the agent's settings under the home directory) or PROJECT (only the project the
 command runs in). It is not the store scope of `rose.model.Scope` (project / global lessons).
 """
@@ -11,23 +11,23 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from rose.errors import RoseError
+from rose.errors import InstallError
 from rose.hooks.adapters import Agent, HookName
 
 __all__ = [
     "Agent",
-    "Scope",
-    "Level",
-    "Action",
-    "HookSpec",
+    "FileAction",
     "FileChange",
-    "InstallReport",
-    "WiringCheck",
+    "HookSpec",
     "InstallError",
+    "InstallReport",
+    "InstallScope",
+    "Level",
+    "WiringCheck",
 ]
 
 
-class Scope(str, Enum):
+class InstallScope(str, Enum):
     USER = "user"        # ~/.claude/settings.json, ~/.codex/hooks.json: every repository
     PROJECT = "project"  # <project>/.claude/settings.json, <project>/.codex/hooks.json: this project only
 
@@ -41,7 +41,7 @@ class Level(str, Enum):
     FAIL = "fail"
 
 
-class Action(str, Enum):
+class FileAction(str, Enum):
     CREATED = "created"      # the file did not exist; rose wrote it
     UPDATED = "updated"      # rose changed an existing file (a backup was kept where needed)
     UNCHANGED = "unchanged"  # nothing to do: already as wanted (installing twice changes nothing)
@@ -49,8 +49,11 @@ class Action(str, Enum):
     REMOVED = "removed"      # uninstall deleted a file rose had created
 
 
-class InstallError(RoseError):
-    """A file rose must edit cannot be read safely (malformed JSON or TOML, a wrong shape). Nothing was written."""
+
+
+# what a dry run says of each change: what would happen, never what did
+_WOULD = {FileAction.CREATED: "would create", FileAction.UPDATED: "would update", FileAction.UNCHANGED: "unchanged",
+          FileAction.RESTORED: "would restore", FileAction.REMOVED: "would remove"}
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ class HookSpec:
 @dataclass(frozen=True)
 class FileChange:
     path: Path
-    action: Action
+    action: FileAction
     detail: str = ""
     backup: Path | None = None  # where the pre-install copy is (kept until an exact restore)
 
@@ -81,7 +84,7 @@ class InstallReport:
     """What one `install` / `uninstall` call did for one agent and scope, in words a user can act on."""
 
     agent: Agent
-    scope: Scope
+    scope: InstallScope
     operation: str                    # "install" | "uninstall"
     summary: str                      # one plain sentence: what is wired where now
     command: str = ""                 # the hook command rose wired, with <Event> for the event
@@ -89,24 +92,26 @@ class InstallReport:
     notes: list[str] = field(default_factory=list)  # worth knowing, nothing to do
     steps: list[str] = field(default_factory=list)  # the user must do these for the hooks to fire
     skipped: bool = False             # `--agent auto` found no trace of this agent, so nothing was done for it
+    dry_run: bool = False             # nothing was written: the changes are what would happen
 
     @property
     def changed(self) -> bool:
-        return any(c.action is not Action.UNCHANGED for c in self.changes)
+        return any(c.action is not FileAction.UNCHANGED for c in self.changes)
 
     def to_dict(self) -> dict[str, Any]:
         return {"agent": self.agent.value, "scope": self.scope.value, "operation": self.operation,
                 "summary": self.summary, "command": self.command, "changed": self.changed,
                 "changes": [c.to_dict() for c in self.changes], "notes": list(self.notes),
-                "steps": list(self.steps), "skipped": self.skipped}
+                "steps": list(self.steps), "skipped": self.skipped, "dry_run": self.dry_run}
 
     def render(self) -> str:
-        lines = [f"{self.agent.value}: {self.summary}"]
+        lines = [f"{self.agent.value}: {self.summary}" + (" (dry run: nothing written)" if self.dry_run else "")]
         for change in self.changes:
-            text = f"  {change.action.value} {change.path}"
+            verb = _WOULD[change.action] if self.dry_run else change.action.value
+            text = f"  {verb} {change.path}"
             if change.detail:
                 text += f": {change.detail}"
-            if change.backup and change.action is Action.UPDATED:
+            if change.backup and change.action is FileAction.UPDATED:
                 text += f" (backup: {change.backup})"
             lines.append(text)
         if self.command:
@@ -124,7 +129,7 @@ class WiringCheck:
     level: Level
     detail: str
     agent: Agent | None = None
-    scope: Scope | None = None
+    scope: InstallScope | None = None
     path: Path | None = None
 
     def to_dict(self) -> dict[str, Any]:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from rose.errors import TomlError
 
 try:
     import tomllib as _tomllib
@@ -23,8 +25,6 @@ except ImportError:  # Python 3.10
 MARK = "# rose-managed:"
 
 
-class TomlError(ValueError):
-    pass
 
 
 class _Opaque:
@@ -71,7 +71,7 @@ def value(item: str | list[str]) -> str:
     return quote(item)
 
 
-def append_tables(text: str, tables: list[tuple[str, str, dict[str, str] | dict[str, str | list[str]]]]) -> str:
+def append_tables(text: str, tables: Sequence[tuple[str, str, Mapping[str, str | list[str]]]]) -> str:
     """``text`` with one table per (comment, header, {key: string or list of strings}) appended, each introduced by
     a ``# rose-managed: <comment>`` line and separated by a blank line."""
     if not tables:
@@ -163,7 +163,7 @@ class _Cursor:
 
     def basic_string(self) -> str:
         self.pos += 1
-        out = []
+        out: list[str] = []
         while True:
             if self.pos >= len(self.text):
                 raise self.error("unterminated string")

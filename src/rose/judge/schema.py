@@ -217,7 +217,7 @@ def _objects(schema: Any) -> Iterable[dict[str, Any]]:
 def strict_form(schema: Any) -> Any:
     """A copy for OpenAI strict structured output (codex, openai backends): without the keywords it rejects."""
     if isinstance(schema, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for key, value in schema.items():
             if key in STRICT_UNSUPPORTED:
                 continue

@@ -15,7 +15,7 @@ from rose.model import Episode, EpisodeOutcome, Node, now_iso
 from rose.recall.pack import USED_MARKER
 from rose.store import Layers, Store
 from rose.store.events import EventKind
-from rose.store.sessions import session_path, update_session
+from rose.store.sessions import read_session, update_session
 
 if TYPE_CHECKING:
     from rose.judge import Judge
@@ -33,8 +33,7 @@ class Attribution:
 
 
 def served_in_session(owner: Store, session_id: str) -> list[str]:
-    data = owner.read_json(session_path(owner, session_id), {})
-    return list(data.get("served_ever", [])) if isinstance(data, dict) else []
+    return list(read_session(owner, session_id).get("served_ever", []))
 
 
 def report_use(owner: Store, session_id: str, used: list[str], unused: list[str]) -> tuple[list[str], list[str]]:
@@ -79,14 +78,16 @@ def attribute(layers: Layers, owner: Store, session_id: str, prompt: str, digest
     from rose.judge import Stage, calls
 
     served = served_in_session(owner, session_id)
-    data: dict[str, Any] = owner.read_json(session_path(owner, session_id), {})
+    data = read_session(owner, session_id)
     lessons = []
     nodes = []
     for node_id in served:
         try:
             _store, node = layers.locate(node_id)
-        except NodeNotFound:
-            continue  # a lesson deleted since it was served is simply not judged
+        except NodeNotFound as exc:
+            # deleted since it was served: the judge cannot read it, so its use (and credit) is lost; said on record
+            owner.event(EventKind.SKIP, what="attribution", id=node_id, session=session_id, reason=str(exc))
+            continue
         lessons.append(calls.Lesson(node.id, node.title, node.body))
         nodes.append(node)
     asked = attached_pieces(layers, nodes)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rose.errors import CorruptFile, NodeNotFound
 from rose.model import Node, Status
 from rose.store import Layers, Store
 from rose.store.events import EventKind
@@ -49,7 +50,8 @@ def resolve(layers: Layers, node_id: str, drop: bool) -> list[str]:
     for other_id in partners:
         try:
             other_store, other = layers.locate(other_id)
-        except Exception:  # noqa: BLE001 - a partner deleted by hand: nothing to settle there
+        except (NodeNotFound, CorruptFile) as exc:  # a partner deleted or broken by hand: nothing to settle there
+            store.event(EventKind.SKIP, what="settle", id=other_id, reason=str(exc))
             continue
 
         def release(n: Node) -> None:

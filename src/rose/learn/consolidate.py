@@ -18,7 +18,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from rose.lessons import derive_gist, derive_title
-from rose.model import Claim, ClaimKind, MemoryType, Node, Origin, Outcome, Scope, Status, now_iso
+from rose.model import Claim, ClaimKind, MemoryType, Node, Origin, Outcome, Relation, Scope, Status, now_iso
 from rose.store import Layers, Store, family_slug
 from rose.store.events import EventKind
 
@@ -115,7 +115,7 @@ def consolidate(layers: Layers, new: NewLesson, judge: Judge | None, settings: S
         related = _related(layers, new, judge, settings)
         for existing_store, existing in related[:RECONCILE_MAX]:
             relation, reason, question = _reconcile(new, existing, judge)
-            if relation != "orthogonal":
+            if relation is not Relation.ORTHOGONAL:
                 return _apply(layers, new, scope, scope_reason, relation, reason, question, existing_store, existing)
     except JudgeFailure as failure:
         return _store_unreconciled(layers, new, f"{failure.kind.value}: {failure}")
@@ -171,30 +171,30 @@ def _related(layers: Layers, new: NewLesson, judge: Judge, settings: Settings) -
     return out
 
 
-def _reconcile(new: NewLesson, existing: Node, judge: Judge) -> tuple[str, str, str]:
+def _reconcile(new: NewLesson, existing: Node, judge: Judge) -> tuple[Relation, str, str]:
     from rose.judge import Stage, calls
 
     answer = judge.ask(calls.RECONCILE, calls.ReconcileRequest(
         new=calls.Lesson("", new.title, new.body), existing=calls.Lesson(existing.id, existing.title, existing.body)),
         stage=Stage.CONSOLIDATION)
-    return answer.relation.value, answer.reason, answer.question or ""
+    return answer.relation, answer.reason, answer.question or ""
 
 
-def _apply(layers: Layers, new: NewLesson, scope: Scope, scope_reason: str, relation: str, reason: str,
+def _apply(layers: Layers, new: NewLesson, scope: Scope, scope_reason: str, relation: Relation, reason: str,
            question: str, store: Store, existing: Node) -> Result:
-    if relation == "duplicate":
+    if relation is Relation.DUPLICATE:
         def hit(n: Node) -> None:
             n.evidence = list(dict.fromkeys(n.evidence + new.evidence))
             if new.quote and new.evidence:
                 n.quotes.setdefault(new.evidence[0], new.quote)
             n.extra["duplicate_hits"] = int(n.extra.get("duplicate_hits", 0)) + 1
         store.update(existing.id, hit)
-        store.event(EventKind.UPDATE, id=existing.id, relation="duplicate", reason=reason)
+        store.event(EventKind.UPDATE, id=existing.id, relation=Relation.DUPLICATE.value, reason=reason)
         return Result(Action.DUPLICATE, store.get(existing.id), store, existing.id, reason)
-    if relation == "refines":
+    if relation is Relation.REFINES:
         root = fold_refinement(store, existing, new)
         return Result(Action.REFINED, root, store, existing.id, reason)
-    if relation == "contradicts":
+    if relation is Relation.CONTRADICTS:
         node, new_store = _store(layers, new, scope, scope_reason, family=existing.family, status=Status.DISPUTED,
                                  conflict=question or reason, disputes=[existing.id])
 
@@ -204,7 +204,7 @@ def _apply(layers: Layers, new: NewLesson, scope: Scope, scope_reason: str, rela
             n.disputes = list(dict.fromkeys(n.disputes + [node.id]))
         store.update(existing.id, dispute)
         return Result(Action.CONTRADICTS, node, new_store, existing.id, reason)
-    if relation == "specialises":
+    if relation is Relation.SPECIALISES:
         node, new_store = _store(layers, new, scope, scope_reason, family=existing.family, parents=[existing.id])
         if new_store is store:
             store.update(existing.id, lambda n: n.derived_from.append(node.id) if node.id not in n.derived_from else None)
@@ -234,7 +234,7 @@ def fold_refinement(store: Store, matched: Node, new: NewLesson) -> Node:
             if not any(c.claim == detail for c in n.dropped):
                 n.dropped.append(Claim(detail, ClaimKind.FACT, holder=holder, rescues=1))
         store.update(ancestor_id, patch)
-    store.event(EventKind.UPDATE, id=root.id, relation="refines", ancestors=_ancestors(store, root.id))
+    store.event(EventKind.UPDATE, id=root.id, relation=Relation.REFINES.value, ancestors=_ancestors(store, root.id))
     return store.get(root.id)
 
 
@@ -363,7 +363,7 @@ def reconcile_pending(layers: Layers, judge: Judge, settings: Settings, limit: i
             verdict = None
             for existing_store, existing in related[:RECONCILE_MAX]:
                 relation, reason, question = _reconcile(new, existing, judge)
-                if relation != "orthogonal":
+                if relation is not Relation.ORTHOGONAL:
                     verdict = (relation, reason, question, existing_store, existing)
                     break
         except JudgeFailure:
@@ -373,32 +373,36 @@ def reconcile_pending(layers: Layers, judge: Judge, settings: Settings, limit: i
             results.append(Result(Action.STORED, store.get(node.id), store))
             continue
         relation, reason, question, existing_store, existing = verdict
-        if relation == "duplicate":
+        if relation is Relation.DUPLICATE:
             _archive(store, node.id, f"duplicate of {existing.id}")
             results.append(Result(Action.DUPLICATE, existing, existing_store, existing.id, reason))
-        elif relation == "refines":
+        elif relation is Relation.REFINES:
             fold_refinement(existing_store, existing, new)
             _archive(store, node.id, f"folded into the lineage of {existing.id}")
             results.append(Result(Action.REFINED, existing, existing_store, existing.id, reason))
-        elif relation == "contradicts":
-            def mine(n: Node) -> None:
-                n.status, n.conflict, n.unreconciled = Status.DISPUTED, question or reason, False
-                n.disputes = list(dict.fromkeys(n.disputes + [existing.id]))
+        elif relation is Relation.CONTRADICTS:
+            # each edit binds this iteration's values (it runs at once, but a closure over loop names would not say so)
+            def mine(n: Node, conflict: str = question or reason, other: str = existing.id) -> None:
+                n.status, n.conflict, n.unreconciled = Status.DISPUTED, conflict, False
+                n.disputes = list(dict.fromkeys([*n.disputes, other]))
 
-            def theirs(n: Node) -> None:
-                n.status, n.conflict = Status.DISPUTED, question or reason
-                n.disputes = list(dict.fromkeys(n.disputes + [node.id]))
+            def theirs(n: Node, conflict: str = question or reason, other: str = node.id) -> None:
+                n.status, n.conflict = Status.DISPUTED, conflict
+                n.disputes = list(dict.fromkeys([*n.disputes, other]))
             store.update(node.id, mine)
             existing_store.update(existing.id, theirs)
             results.append(Result(Action.CONTRADICTS, store.get(node.id), store, existing.id, reason))
         else:  # specialises
-            def under(n: Node) -> None:
-                n.parents = list(dict.fromkeys(n.parents + [existing.id]))
-                n.family, n.unreconciled = existing.family, False
+            def under(n: Node, parent: str = existing.id, family: str = existing.family) -> None:
+                n.parents = list(dict.fromkeys([*n.parents, parent]))
+                n.family, n.unreconciled = family, False
+
+            def derived(n: Node, child: str = node.id) -> None:
+                if child not in n.derived_from:
+                    n.derived_from.append(child)
             store.update(node.id, under)
             if existing_store is store:
-                store.update(existing.id, lambda n: n.derived_from.append(node.id)
-                             if node.id not in n.derived_from else None)
+                store.update(existing.id, derived)
             results.append(Result(Action.SPECIALISES, store.get(node.id), store, existing.id, reason))
     return results
 

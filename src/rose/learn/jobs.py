@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from rose import envvars
 from rose.model import now_iso
 from rose.store import Store
 from rose.store.atomic import write_text_atomic
@@ -35,7 +36,7 @@ MAX_ATTEMPTS = 5            # a job that keeps failing is set aside (queue/dead/
 BACKOFF_S = 60.0            # wait after the first failure; doubles with each further one
 MAX_BACKOFF_S = 6 * 3600.0
 NO_BACKEND_WAIT_S = 600.0   # a job waiting for a model backend is looked at again after this (not a failure)
-LOCK_FD_ENV = "ROSE_LEARNER_LOCK_FD"
+LOCK_FD_ENV = envvars.LEARNER_LOCK_FD
 INHERITED_FD = 3            # the fd number the learner finds its lock at
 
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from rose.errors import LockTimeout
+from rose.errors import JobStopped, LearnerDeadline, LockTimeout
 from rose.learn import jobs as queue
 from rose.learn.jobs import Job, JobKind, log_line, queued
 from rose.model import EpisodeOutcome, Outcome
-from rose.store.sessions import session_path, update_session
+from rose.store.sessions import read_session, update_session
 from rose.store import Layers, Store
 from rose.store.atomic import file_lock
 from rose.store.events import EventKind
@@ -53,12 +53,6 @@ class JobResult:
     outage: bool = False    # failed because the model backend is down, not because of this job
 
 
-class JobStopped(BaseException):
-    """Raised inside a job when its time is up (a BaseException, so no `except Exception` in a stage hides it)."""
-
-
-class LearnerDeadline(BaseException):
-    """Raised when the whole run's time is up: the job in progress stays queued as it was."""
 
 
 def run_queue(store: Store, judge_factory: Callable[[Store, Settings], Judge] | None = None, *,
@@ -123,9 +117,9 @@ def run_job(store: Store, path: Path, job: Job,
 def _layers_for(store: Store, job: Job) -> Layers:
     cwd = Path(job.cwd) if job.cwd and Path(job.cwd).is_dir() else store.root.parent
     layers = Layers.discover(cwd)
-    if layers.project is None or layers.project.root.resolve() != store.root.resolve():
-        if store.scope.value == "project":
-            layers.project = store   # the job's own store is the one it learns into
+    if (layers.project is None or layers.project.root.resolve() != store.root.resolve()) \
+            and store.scope.value == "project":
+        layers.project = store   # the job's own store is the one it learns into
     return layers
 
 
@@ -176,12 +170,13 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
     from rose.learn.attribute import attribute, record_episode
     from rose.learn.consolidate import reconcile_pending
     from rose.learn.mint import mint
-    from rose.transcripts import counts, digest, execution_outcome, final_summary, read_transcript, task_prompt
+    from rose.transcripts import (counts, digest, execution_outcome, final_summary, read_transcript, redacted,
+                                  task_prompt)
 
-    conversation = read_transcript(Path(job.transcript_path), agent=job.agent or None)
+    # redacted once, as it is read: everything below cuts and budgets text that is already redacted
+    conversation = redacted(read_transcript(Path(job.transcript_path), agent=job.agent or None))
     executed = execution_outcome(conversation)   # verified / failed only from checks that really ran
-    state = owner.read_json(session_path(owner, job.session_id), {})
-    state = state if isinstance(state, dict) else {}
+    state = read_session(owner, job.session_id)
     since = int(state.get("learned_upto", 0))
     backend = judge.backend
     fork = job.session_id if job.fork and backend is not None and backend.can_fork and backend.name == job.agent \
@@ -192,9 +187,9 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
         prompt = task_prompt(conversation)
         if prompt:
             text = digest(conversation, DIGEST_TOKENS).text
-            result = attribute(layers, owner, job.session_id, prompt, text, final_summary(conversation), judge,
+            result = attribute(layers, owner, job.session_id, prompt, text, final_summary(conversation) or "", judge,
                                conversation=conversation)
-            source = {"outcome_from": "assess", "used_from": result.source}
+            source: dict[str, Any] = {"outcome_from": "assess", "used_from": result.source}
             if executed.outcome is not Outcome.UNKNOWN:   # a check that ran outranks the judge's reading
                 result.outcome = EpisodeOutcome.SUCCESS if executed.outcome is Outcome.VERIFIED \
                     else EpisodeOutcome.FAILURE
@@ -266,8 +261,11 @@ def _embed_new(layers: Layers, settings: Settings) -> None:
         if embedder is not None:
             for store in layers.stores():
                 store.embed_missing(embedder)
-    except Exception:  # noqa: BLE001 - vectors are derived; the helper or `rose index` catches up later
-        pass
+    except Exception as exc:  # noqa: BLE001 - vectors are derived; the helper or `rose index` catches up later
+        stores = layers.stores()
+        if stores:
+            log_line(stores[0], f"vectors for the new lessons not written now ({type(exc).__name__}: {exc}); "
+                                "the warm helper or `rose index` catches up")
 
 
 # -- the detached learner's loop over every store with work --------------------------------------------------------

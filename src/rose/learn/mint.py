@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rose.learn.consolidate import NewLesson, Result, consolidate
-from rose.model import MemoryType, Origin, Outcome, Scope
+from rose.model import MemoryType, Origin, Outcome
 from rose.store import Layers
 from rose.store.events import EventKind
 
@@ -67,9 +67,11 @@ def mint(layers: Layers, conversation: Any, judge: Judge, settings: Settings, *,
     want_experience = _experience_worth_asking(outcome, stats)
     from rose.redact import redact
 
-    request = calls.ExtractRequest(  # a model never sees a secret either: the texts are redacted before they go
-        messages=[calls.Message(handle(session_id, m.n), m.role.value, redact(m.text[:MESSAGE_TEXT_CAP]))
-                  for m in messages],
+    def shown(text: str) -> str:  # a model never sees a secret either: the texts are redacted before they go
+        return text[:MESSAGE_TEXT_CAP] if conversation.redacted else redact(text[:MESSAGE_TEXT_CAP])
+
+    request = calls.ExtractRequest(
+        messages=[calls.Message(handle(session_id, m.n), m.role.value, shown(m.text)) for m in messages],
         existing=_existing(layers, " ".join(m.text for m in messages if m.role is Role.USER)[:4000]),
         project=project_description(layers), want_experience=want_experience)
     answer = judge.ask(calls.EXTRACT, request, stage=Stage.EXTRACTION, session_id=fork_session)
@@ -77,8 +79,7 @@ def mint(layers: Layers, conversation: Any, judge: Judge, settings: Settings, *,
 
     def verified(claim: str, handles: list[str]) -> str | None:
         """None when the evidence supports the claim; else why not (no answer counts as no)."""
-        evidence = [calls.Message(h, by_handle[h].role.value, redact(by_handle[h].text[:MESSAGE_TEXT_CAP]))
-                    for h in handles]
+        evidence = [calls.Message(h, by_handle[h].role.value, shown(by_handle[h].text)) for h in handles]
         try:
             v = judge.ask(calls.VERIFY, calls.VerifyRequest(claim=claim, evidence=evidence), stage=Stage.EXTRACTION)
         except JudgeFailure as failure:

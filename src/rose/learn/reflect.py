@@ -91,14 +91,14 @@ def on_stop(layers, event, settings) -> dict[str, Any]:
     The transcript is read with no lock held (a slow disk never holds up another hook), then the counters are
     updated under the session lock, from the offset that was read if nobody moved it meanwhile."""
     from rose.learn.jobs import Job, JobKind, enqueue, request_learning
-    from rose.store.sessions import session_path, update_session
+    from rose.store.sessions import read_session, update_session
 
     owner = layers.owner()
     rs = settings.reflection
     if rs.mode is ReflectionMode.BLOCK and event.stop_hook_active:
         return {}  # the agent is already answering our one request: never loop
-    state_now = owner.read_json(session_path(owner, event.session_id), {})
-    start = int((state_now.get("reflection") or {}).get("offset", 0)) if isinstance(state_now, dict) else 0
+    state_now = read_session(owner, event.session_id)
+    start = int((state_now.get("reflection") or {}).get("offset", 0))
     if event.transcript_path:
         counts, end = count_new(Path(event.transcript_path), start, event.agent.value)
     else:

@@ -20,6 +20,9 @@ import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
+from rose.model import SERVABLE_SQL
+from rose.errors import CorruptFile, NodeNotFound
+from rose.store.events import EventKind
 from rose.store.sessions import read_session, update_session
 
 if TYPE_CHECKING:
@@ -70,7 +73,8 @@ def learn_routes(layers: Layers, owner: Store, session_id: str, conversation: An
         return ""
     try:
         episode = owner.get_episode(str(episode_id))
-    except Exception:  # noqa: BLE001 - an episode gone or unreadable: nothing to learn from, said once
+    except (NodeNotFound, CorruptFile) as exc:  # an episode gone or unreadable: nothing to learn from, said once
+        owner.event(EventKind.SKIP, what="route", session=session_id, id=str(episode_id), reason=str(exc))
         update_session(owner, session_id, lambda d: d.update({"routed": True}))
         return ""
     stores = layers.stores()
@@ -166,7 +170,7 @@ def _learn(layers: Layers, owner: Store, stores: list[Store], episode: Episode, 
     for store in stores:
         rows.update(store.index.rows_by_id(served + missed))
     families = sorted({r[0] for s in stores for r in s.index.conn.execute(
-        "SELECT DISTINCT family FROM nodes WHERE status IN ('active', 'disputed')")})
+        f"SELECT DISTINCT family FROM nodes WHERE status IN {SERVABLE_SQL}")})
     existing, _problems = load_rules([s.routing_dir for s in stores])
     request = calls.RouteRequest(
         task=episode.prompt, used=list(episode.used),

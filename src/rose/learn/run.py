@@ -16,8 +16,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-DEADLINE_S = float(os.environ.get("ROSE_LEARNER_DEADLINE_S", 15 * 60))      # the whole run, at most
-JOB_DEADLINE_S = float(os.environ.get("ROSE_LEARNER_JOB_DEADLINE_S", 5 * 60))  # one job, at most
+from rose import envvars
+
+# the whole run, at most; one job, at most
+DEADLINE_S = envvars.number(os.environ.get(envvars.LEARNER_DEADLINE_S), envvars.LEARNER_DEADLINE_DEFAULT_S)
+JOB_DEADLINE_S = envvars.number(os.environ.get(envvars.LEARNER_JOB_DEADLINE_S), envvars.LEARNER_JOB_DEADLINE_DEFAULT_S)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0   # a learner runs: it takes our work too
     ends = time.monotonic() + DEADLINE_S
 
-    def on_alarm(_signum, _frame):  # type: ignore[no-untyped-def]
+    def on_alarm(_signum, _frame):
         from rose.judge.backends._proc import interrupt
 
         # held while a model CLI is being started (it has no handle yet), so it is never left behind

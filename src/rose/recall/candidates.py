@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
 
+from rose.model import SERVABLE_SQL
 from rose.config import RecallSettings
 from rose.store import Store
 from rose.store.index import IndexRow, LexicalHit
@@ -133,11 +134,9 @@ def fuse(stores: list[Store], lists: RankLists, settings: RecallSettings, now: d
             c.admitted = hit.admitted if hit is not None else True   # no evidence counted: a plain BM25 list
             c.fused += 1.0 / (k + rank)
     noise = lists.floors.noise
-    rank = 0
-    for store, node_id, cos in lists.dense:
+    for rank, (store, node_id, cos) in enumerate(lists.dense, start=1):
         if cos < noise:
             break   # best first: the rest is noise too, and a rank among noise is no evidence
-        rank += 1
         c = entry(store, node_id)
         if c is not None and c.dense_rank is None:
             c.dense_rank, c.dense_cos = rank, cos
@@ -246,7 +245,7 @@ def from_rule_folders(stores: list[Store], rules, ranked: list[Candidate], found
                 more = []
                 for store in stores:   # the folder's most used lessons, a few per store (never the whole folder)
                     top = [r[0] for r in store.index.conn.execute(
-                        "SELECT id FROM nodes WHERE family = ? AND status IN ('active', 'disputed')"
+                        f"SELECT id FROM nodes WHERE family = ? AND status IN {SERVABLE_SQL}"
                         " ORDER BY use_count DESC, importance DESC, id LIMIT ?", (family, 2 * RULE_EXTRA_EACH))]
                     more += [Candidate(i, store, row) for i, row in store.index.rows_by_id(top).items()
                              if (id(store), i) not in taken]

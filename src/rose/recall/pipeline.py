@@ -12,6 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rose.recall.trace import Trace
+
+from rose.model import NEVER_SERVED
 from rose.config import Selector, Settings
 from rose.deadline import MIN_STEP_S
 from rose.errors import LockTimeout
@@ -28,7 +31,6 @@ if TYPE_CHECKING:
 
 BUSY = (LockTimeout, sqlite3.OperationalError)   # another writer holds the store: bounded waits on the hook path
 
-NEVER_SERVED = ("archived", "demoted")
 SECOND_PASS_TERMS = 24   # the second query is built from titles and tags: bounded, so its cost is too
 DISCLOSURE_MAX = 2        # lessons the second pass may add: it widens recall, it must not flood it
 MAX_PROMPT_CHARS = 8000   # a pasted log is searched by its head; the whole of it never reaches FTS or a model
@@ -39,7 +41,7 @@ class RecallResult:
     block: str
     notice: str
     items: list[Item] = field(default_factory=list)
-    trace: dict[str, Any] = field(default_factory=dict)
+    trace: Trace = field(default_factory=lambda: Trace())
 
     @property
     def injected(self) -> list[Item]:
@@ -61,7 +63,7 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
     deadline = deadline or Deadline.none()
     settings = settings or layers.settings()
     rs = settings.recall
-    trace: dict[str, Any] = {"prompt": prompt[:MAX_PROMPT_CHARS], "selector_configured": rs.selector.value}
+    trace: Trace = {"prompt": prompt[:MAX_PROMPT_CHARS], "selector_configured": rs.selector.value}
     if not rs.enabled:
         trace["gate"] = "recall.enabled is false"
         return RecallResult("", "", trace=trace)
@@ -224,7 +226,7 @@ def _busy_what(exc: BaseException) -> str:
     return "a lock is held" if isinstance(exc, LockTimeout) else "the database is locked"
 
 
-def _select(stores: list[Store], query: str, settings: Settings, trace: dict[str, Any], judge: Judge | None,
+def _select(stores: list[Store], query: str, settings: Settings, trace: Trace, judge: Judge | None,
             session_id: str | None, cwd: str | None, hot: bool, agent: str | None,
             deadline: Deadline) -> tuple[list[tuple[Any, Any, str]], list[str]]:
     rs = settings.recall
@@ -256,7 +258,7 @@ def _select(stores: list[Store], query: str, settings: Settings, trace: dict[str
                                deadline, first=lists)
     # A selector may name a lower node on purpose (the walk descended to it); archived and demoted ones never serve.
     located = {c.id: (c.store, c.row) for c in found}
-    out = []
+    out: list[tuple[Any, Any, str]] = []
     for ch in picked:
         hit = located.get(ch.id) or _lookup(stores, ch.id)
         if hit is not None and hit[1].status not in NEVER_SERVED and ch.id not in {r.id for _s, r, _w in out}:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rose.config import Selector
+from rose.errors import SelectorFailed
 from rose.recall.candidates import Candidate, dense_evidence, lexical_evidence
 
 if TYPE_CHECKING:
@@ -29,11 +30,6 @@ LEXICAL_RELATIVE = 0.6      # an admitted lexical hit serves at this share of th
 DENSE_MARGIN = 0.04         # a dense-only hit serves within this of the best cosine (at its space's floor or above)
 
 
-class SelectorFailed(Exception):
-    def __init__(self, selector: Selector, reason: str):
-        super().__init__(f"{selector.value}: {reason}")
-        self.selector = selector
-        self.reason = reason
 
 
 @dataclass

@@ -29,6 +29,7 @@ unbounded quantifiers, values capped at 8 KiB, so redaction is linear. Import is
 from __future__ import annotations
 
 import bisect
+from typing import TypeVar, cast
 
 from rose.redact.core import PLACEHOLDER_RE, Candidate, Finding, lower, placeholder
 
@@ -119,12 +120,15 @@ _PAIR_NAME_KEYS = ("name", "Name", "key", "Key", "ParameterKey", "variable")
 _PAIR_VALUE_KEYS = ("value", "Value", "ParameterValue")
 
 
-def redact_data(obj: object) -> object:
+_T = TypeVar("_T")
+
+
+def redact_data(obj: _T) -> _T:
     """A copy of obj with every string redacted, dict keys included, recursing into dicts, lists, tuples and
     sets. A string under a strongly sensitive key (``{"password": "hunter2"}``) is replaced whole, as is the
     value of a ``{"name": "DB_PASSWORD", "value": ...}`` pair. Non-string leaves are returned unchanged."""
     from rose.redact.keywords import _classify, _value_is_secret
-    return _redact_obj(obj, None, None, _classify, _value_is_secret)
+    return cast(_T, _redact_obj(obj, None, None, _classify, _value_is_secret))  # same shape, strings redacted
 
 
 def _redact_obj(obj: object, key: str | None, cls: str | None, classify, is_secret) -> object:
@@ -161,7 +165,7 @@ def _redact_obj(obj: object, key: str | None, cls: str | None, classify, is_secr
     if isinstance(obj, tuple):
         items = [_redact_obj(x, key, cls, classify, is_secret) for x in obj]
         if hasattr(obj, "_fields"):
-            return type(obj)(*items)
+            return type(obj)(*items)  # type: ignore[arg-type]  # a namedtuple takes its fields positionally
         return tuple(items)
     if isinstance(obj, (set, frozenset)):
         return type(obj)(_redact_obj(x, key, cls, classify, is_secret) for x in obj)

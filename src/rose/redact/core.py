@@ -13,7 +13,7 @@ class Finding:
     """One secret: what kind, and the half-open span ``text[start:end]`` that ``redact`` replaces. Immutable.
     (A hand-written class, not a dataclass: importing ``dataclasses`` would triple this package's import time.)"""
 
-    __slots__ = ("kind", "start", "end")
+    __slots__ = ("end", "kind", "start")
     kind: str
     start: int
     end: int

@@ -170,7 +170,7 @@ class SimBackend(Backend):
                 break
             if not self.world.keys_in(line):
                 drop(line, line, "example" if line.lower().startswith("example") else "rationale")
-        for i, line in enumerate(list(kept)):                       # 2. rationale sentences of facts
+        for line in list(kept):                                     # 2. rationale sentences of facts
             if size() <= target:
                 break
             fact = self.world.fact_of_claim(line)

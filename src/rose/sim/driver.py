@@ -21,14 +21,17 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rose import model
+from rose import envvars, model
 from rose.model import Node, Origin, Status
 from rose.sim.agent import Attempt, act, write_session
 from rose.sim.backend import SimBackend, SimConfig
 from rose.sim.world import Task, World, default_world
 from rose.tokens import estimate
+
+if TYPE_CHECKING:
+    from rose.store import Layers
 
 BASE_CONFIG = {
     "embed": {"provider": "none"},
@@ -103,8 +106,8 @@ class Simulation:
         self.n = 0
         self.results: list[SessionResult] = []
         self._saved_env: dict[str, str | None] = {}
-        self._saved_spawn = None
-        self.layers = None
+        self._saved_spawn: Any = None   # jobs.request_learning, while the simulation stands in for it
+        self.layers: Layers | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
     def __enter__(self) -> Simulation:
@@ -113,7 +116,7 @@ class Simulation:
         from rose.store.frontmatter import dump_yaml
 
         self.project.mkdir(parents=True, exist_ok=True)
-        for key, value in (("ROSE_HOME", str(self.root / "global-store")), ("ROSE_WARM_HELPER", "0")):
+        for key, value in ((envvars.HOME, str(self.root / "global-store")), (envvars.WARM_HELPER, "0")):
             self._saved_env[key] = os.environ.get(key)
             os.environ[key] = value
         self._saved_spawn = jobs.request_learning
@@ -204,7 +207,7 @@ class Simulation:
 
         nodes = self.nodes()
         by_id = {n.id: n for n in nodes}
-        servable = [n for n in nodes if n.status in (Status.ACTIVE, Status.DISPUTED)]
+        servable = [n for n in nodes if n.status in model.SERVABLE]
 
         def root(n: Node) -> Node:
             seen = n

@@ -10,6 +10,7 @@ order and recorded by name.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -17,10 +18,12 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
-from rose.model import Node
+from rose.model import SERVABLE as model_servable
+from rose.model import SERVABLE_SQL, Node
 from rose.store import usage
 from rose.store.usage import View
 from rose.tokens import estimate
@@ -163,8 +166,22 @@ class IndexRow:
         return self.status in SERVABLE
 
 
-# Statuses recall may serve directly; the others are reached only through the lessons above them.
-SERVABLE = ("active", "disputed")
+def _json_list(text: str) -> list:
+    """A JSON list column; most are empty, and json.loads costs a microsecond or two a call at 50,000 rows."""
+    return [] if text == "[]" else json.loads(text)
+
+
+# IndexRow's fields are columns of `nodes` by the same name, read by name; these are decoded on the way
+_ROW_COLUMNS = tuple(f.name for f in fields(IndexRow))
+_ROW_DECODE: dict[str, Callable[[Any], Any]] = {"tags": str.split, "parents": _json_list,
+                                               "derived_from": _json_list, "patches": _json_list}
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+SERVABLE = tuple(s.value for s in model_servable)   # rose.model.SERVABLE, as the index stores it
 
 
 @dataclass
@@ -217,7 +234,7 @@ def query_phrases(text: str, limit: int = PHRASES_CHECKED) -> list[str]:
     """Pairs of content words standing side by side in the text ("connection pool"): an exact phrase."""
     tokens = [w for w in _WORD.findall(text.lower()[:4000])]
     out: list[str] = []
-    for a, b in zip(tokens, tokens[1:]):
+    for a, b in itertools.pairwise(tokens):
         if _content(a) and _content(b) and a != b:
             phrase = f"{a} {b}"
             if phrase not in out:
@@ -356,17 +373,24 @@ class Index:
     def _insert(self, node: Node, rel_path: str, base: View | None = None) -> None:
         tags = " ".join(node.tags)
         claims = json.dumps([[k, c.claim] for k, c in zip(usage.claim_keys(node), node.dropped)], ensure_ascii=False)
-        cur = self.conn.execute(
-            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (node.id, node.family, node.title, node.gist, tags, node.body, node.level, node.status.value,
-             node.origin.value, node.memory_type.value, node.scope.value, node.importance,
-             json.dumps(node.parents), json.dumps(node.derived_from), len(node.dropped), estimate(node.body),
-             node.created, node.stats.last_used, node.use_count, rel_path, node.conflict,
-             json.dumps([c.claim for c in node.dropped if c.rescues > 0], ensure_ascii=False),
-             text_hash(node.title, tags, node.gist, node.body),
-             sum(1 for c in node.dropped if c.rescues > 0), node.heldout_passed, node.heldout_total,
-             len(node.trials), len(node.gaps), int(node.unreconciled),
-             "" if base is None or base.empty() else base.to_json(), claims, _manifest(node)))
+        row: dict[str, object] = {
+            "id": node.id, "family": node.family, "title": node.title, "gist": node.gist, "tags": tags,
+            "body": node.body, "level": node.level, "status": node.status.value, "origin": node.origin.value,
+            "memory_type": node.memory_type.value, "scope": node.scope.value, "importance": node.importance,
+            "parents": json.dumps(node.parents), "derived_from": json.dumps(node.derived_from),
+            "dropped": len(node.dropped), "tokens": estimate(node.body), "created": node.created,
+            "last_used": node.stats.last_used, "use_count": node.use_count, "path": rel_path,
+            "conflict": node.conflict,
+            "patches": json.dumps([c.claim for c in node.dropped if c.rescues > 0], ensure_ascii=False),
+            "text_hash": text_hash(node.title, tags, node.gist, node.body),
+            "origin_rescues": sum(1 for c in node.dropped if c.rescues > 0), "heldout_passed": node.heldout_passed,
+            "heldout_total": node.heldout_total, "trials": len(node.trials), "gaps": len(node.gaps),
+            "unreconciled": int(node.unreconciled),
+            "usage_base": "" if base is None or base.empty() else base.to_json(), "claims": claims,
+            "manifest": _manifest(node),
+        }
+        cur = self.conn.execute(  # by name: a column added by a migration cannot shift the others
+            f"INSERT INTO nodes ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
         self.conn.execute("INSERT INTO nodes_fts(rowid, id, title, gist, tags, body) VALUES (?,?,?,?,?,?)",
                           (cur.lastrowid, node.id, node.title, node.gist, tags, node.body))
 
@@ -654,13 +678,11 @@ class Index:
         return self.path_of(node_id) is not None
 
     def rows(self, where: str = "", params: Iterable[object] = ()) -> list[IndexRow]:
-        sql = ("SELECT id, family, title, gist, tags, level, status, memory_type, scope, importance, parents,"
-               " derived_from, dropped, tokens, created, last_used, use_count, path, conflict, patches FROM nodes")
+        sql = f"SELECT {', '.join(_ROW_COLUMNS)} FROM nodes"
         if where:
             sql += " WHERE " + where
         sql += " ORDER BY family, level DESC, id"
-        return [IndexRow(r[0], r[1], r[2], r[3], r[4].split(), r[5], r[6], r[7], r[8], r[9], _json_list(r[10]),
-                         _json_list(r[11]), r[12], r[13], r[14], r[15], r[16], r[17], r[18], _json_list(r[19]))
+        return [IndexRow(**{name: _ROW_DECODE.get(name, _same)(value) for name, value in zip(_ROW_COLUMNS, r)})
                 for r in self.conn.execute(sql, tuple(params))]
 
     def rows_by_id(self, ids: Iterable[str]) -> dict[str, IndexRow]:
@@ -781,9 +803,9 @@ class Index:
             "SELECT coalesce(sum(origin = 'compression'), 0), coalesce(sum(origin = 'merge'), 0),"
             " coalesce(sum(heldout_passed), 0), coalesce(sum(heldout_total), 0), coalesce(sum(heldout_total > 0), 0),"
             " coalesce(sum(status = 'demoted'), 0),"
-            " coalesce(sum(CASE WHEN status IN ('active', 'disputed') THEN origin_rescues END), 0),"
-            " coalesce(sum(CASE WHEN status IN ('active', 'disputed') THEN trials END), 0),"
-            " coalesce(sum(CASE WHEN status IN ('active', 'disputed') THEN gaps END), 0) FROM nodes").fetchone()
+            f" coalesce(sum(CASE WHEN status IN {SERVABLE_SQL} THEN origin_rescues END), 0),"
+            f" coalesce(sum(CASE WHEN status IN {SERVABLE_SQL} THEN trials END), 0),"
+            f" coalesce(sum(CASE WHEN status IN {SERVABLE_SQL} THEN gaps END), 0) FROM nodes").fetchone()
         keys = ("compressed", "merged", "heldout_passed", "heldout_total", "evaluated", "demoted", "sticky",
                 "open_trials", "gaps")
         return dict(zip(keys, (int(v) for v in row)))
@@ -794,11 +816,6 @@ class Index:
 
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
-
-
-def _json_list(text: str) -> list:
-    """A JSON list column; most are empty, and json.loads costs a microsecond or two a call at 50,000 rows."""
-    return [] if text == "[]" else json.loads(text)
 
 
 def _manifest(node: Node) -> str:

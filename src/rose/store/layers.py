@@ -20,18 +20,10 @@ from pathlib import Path
 from rose import config
 from rose.errors import NodeNotFound, StoreNotFound
 from rose.model import Node, Scope
+# where the stores live is its own module, below config and trust, which need it too (re-exported here)
+from rose.store.paths import GLOBAL_ENV as GLOBAL_ENV
+from rose.store.paths import STORE_DIR, global_root
 from rose.store.store import Store
-
-STORE_DIR = ".rose"
-GLOBAL_ENV = "ROSE_HOME"  # overrides where the global store lives (default ~/.rose)
-
-
-def global_root() -> Path:
-    from rose import environment
-
-    override = environment.get(GLOBAL_ENV)
-    return Path(override).expanduser().resolve() if override else (environment.home() / STORE_DIR).resolve()
-
 
 PERSONAL_DIR = "projects"   # under the global store: one store per repository without its own .rose/
 
@@ -295,7 +287,7 @@ class Layers:
 
     def settings(self) -> config.Settings:
         first = self.stores()[0] if self.stores() else None
-        return config.load(self.config_sources(), cache=first.root / "cache" / "settings.json" if first else None)
+        return config.load(list(self.config_sources()), cache=first.root / "cache" / "settings.json" if first else None)
 
     def close(self) -> None:
         for store in self.stores():

@@ -29,7 +29,7 @@ def session_path(store: Store, session_id: str) -> Path:
     return store.sessions_dir / f"{_safe(session_id)}.json"
 
 
-def session_lock(store: Store, session_id: str):  # type: ignore[no-untyped-def]
+def session_lock(store: Store, session_id: str):
     """One session's scratch file is read-modify-written by the hooks and the learner: this lock orders them."""
     from rose.store.atomic import file_lock
 
@@ -99,7 +99,7 @@ class SessionRecord:
             if arms:
                 data["arms"] = arms   # the first decision stands: a concurrent prompt never flips an arm
             if self.selections:   # ids and counters only; the last SELECTIONS_KEPT (rose.learn.route credits them)
-                kept = data.get("selections") if isinstance(data.get("selections"), list) else []
+                kept = given if isinstance(given := data.get("selections"), list) else []
                 data["selections"] = (kept + self.selections)[-SELECTIONS_KEPT:]
         update_session(store, session_id, merge)
 

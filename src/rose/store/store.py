@@ -413,7 +413,7 @@ class Store:
             self._append_usage(records, batched=False)
         self._batch.commit()
 
-    def _save_unlocked(self, node: Node, disk: _OnDisk | None | object = _UNSEEN) -> bool:
+    def _save_unlocked(self, node: Node, disk: _OnDisk | object | None = _UNSEEN) -> bool:
         """Returns whether the file was (re)written. `disk` is the file as read under this same lock (update)."""
         if not valid_node_id(node.id):
             raise ValueError(f"refusing to write a node whose id breaks the id grammar: {node.id[:80]!r}")

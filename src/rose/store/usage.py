@@ -459,4 +459,4 @@ def index_columns(view: View, claims: list[list[str]]) -> dict[str, Any]:
 
 def base_taken(node_id: str, base: View, state: dict[str, Any] | None) -> bool:
     """Has the log already taken this file's frontmatter usage in (a base record of exactly these values)?"""
-    return bool(state and state["bases"]) and not base.empty() and base_rid(node_id, base) in state["bases"]
+    return state is not None and bool(state["bases"]) and not base.empty() and base_rid(node_id, base) in state["bases"]

@@ -3,6 +3,7 @@ session that the reflection and attribution judges read.
 
     conv = read_transcript(path)                 # or read_claude(path) / read_codex(path)
     conv.messages[4].kind, conv.handle(4)        # Kind.PROMPT, "session://<id>/message/4"
+    conv = redacted(conv)                        # every text redacted once (what the learner works from)
     d = digest(conv, budget_tokens=3000)         # d.text: redacted, ~3k tokens, entries "[n] label: text"
     user_turns(conv)                             # [(n, text)] of the user's own words
     quote_in_user_turns(conv, "always use uv")   # n of the user turn holding that quote (full text), or None
@@ -26,10 +27,11 @@ from rose.transcripts.model import Agent, Conversation, Counts, Kind, Message, R
 from rose.transcripts.outcome import ExecutionOutcome, execution_outcome
 from rose.transcripts.queries import (counts, final_summary, normalize_quote, quote_in_user_turns, task_prompt,
                                      user_turns)
+from rose.transcripts.scrub import redacted
 
 __all__ = [
     "Agent", "Conversation", "Counts", "Digest", "ExecutionOutcome", "Kind", "Message", "Role", "ToolOutcome",
     "TranscriptError", "TranscriptNotAFile", "TranscriptNotFound", "TranscriptUnreadable", "TurnCounts",
     "count_since", "counts", "detect_agent", "digest", "execution_outcome", "final_summary", "normalize_quote",
-    "quote_in_user_turns", "read_claude", "read_codex", "read_transcript", "task_prompt", "user_turns",
+    "quote_in_user_turns", "read_claude", "read_codex", "read_transcript", "redacted", "task_prompt", "user_turns",
 ]

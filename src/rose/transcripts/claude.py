@@ -196,8 +196,8 @@ class ClaudeReader:
             self.b.add(kind, text, timestamp=ts, response_id=response_id)
 
     def _tool_call(self, block: dict[str, Any], response_id: str | None, ts: str | None) -> None:
-        name = block.get("name") if isinstance(block.get("name"), str) else "tool"
-        call_id = block.get("id") if isinstance(block.get("id"), str) else None
+        name = given if isinstance(given := block.get("name"), str) else "tool"
+        call_id = ident if isinstance(ident := block.get("id"), str) else None
         if call_id:
             self.tool_names[call_id] = name
         self.b.add(Kind.TOOL_CALL, compact_json(block.get("input", {})), timestamp=ts, tool_name=name,

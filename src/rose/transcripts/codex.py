@@ -90,7 +90,7 @@ class CodexReader:
             if self.conv.cwd is None and isinstance(payload.get("cwd"), str):
                 self.conv.cwd = payload["cwd"]
         elif kind == "response_item":
-            self._item(payload, rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}, ts)
+            self._item(payload, meta if isinstance(meta := rec.get("metadata"), dict) else {}, ts)
         elif kind == "event_msg":
             self._event(payload, ts)
         elif kind == "compacted":
@@ -294,7 +294,7 @@ def _parse_output(raw: Any) -> tuple[str, int | None, bool, bool]:
         except ValueError:
             obj = None
         if isinstance(obj, dict) and "output" in obj:
-            meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+            meta = found if isinstance(found := obj.get("metadata"), dict) else {}
             code = meta.get("exit_code")
             return as_text(obj["output"]), code if isinstance(code, int) else None, failed, False
     exit_code, running, body = _strip_header(raw)

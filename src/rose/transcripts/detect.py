@@ -23,7 +23,7 @@ def detect_agent(path: str | Path) -> Agent:
     """CLAUDE or CODEX, from the shape of the first lines. Raises TranscriptUnreadable when it is neither."""
     path = Path(path)
     scratch = Conversation(agent=Agent.CLAUDE, session_id="", path=path)
-    records = iter_records(path, scratch)
+    records = iter_records(path, scratch)  # a generator: closed below, whatever the loop does
     seen = 0
     try:
         for _, record in records:

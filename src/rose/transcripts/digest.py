@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -77,20 +78,23 @@ class Digest:
 
 def digest(conversation: Conversation, budget_tokens: int = DEFAULT_BUDGET_TOKENS) -> Digest:
     """A redacted text of about budget_tokens (rose.tokens.estimate) covering the session (module docstring)."""
-    entries = _entries(conversation)
+    # a conversation redacted as it was read (rose.transcripts.redacted) is only budgeted here: nothing is redacted
+    # twice; any other is redacted piece by piece, each before it is cut
+    scrub = _as_is if conversation.redacted else redact
+    entries = _entries(conversation, scrub)
     _rank(entries, conversation)
-    header = redact(_header(conversation))
+    header = scrub(_header(conversation))
     target = budget_tokens * CHARS_PER_TOKEN
     # Pass 1 plans on unredacted text, so a long session only pays redaction for what survives; pass 2 redacts
     # the survivors (whole, before any cut) and plans again, since placeholders change lengths.
     _Plan(entries, header, target).fit()
     for e in entries:
         if not e.dropped:
-            e.body = _redacted_cut(e.source, e.start_cap, e.head_share)
+            e.body = _redacted_cut(e.source, e.start_cap, e.head_share, scrub)
             e.cap = None
     plan = _Plan(entries, header, target)
     plan.fit()
-    text = redact(plan.render())
+    text = scrub(plan.render())
     kept = [e for e in entries if not e.dropped]
     return Digest(text=text, tokens=estimate(text), budget_tokens=budget_tokens,
                   session_id=conversation.session_id, shown=tuple(e.n for e in kept),
@@ -134,19 +138,20 @@ class _Entry:
         return len(self.prefix) + body + 1   # + the newline
 
 
-def _entries(conv: Conversation) -> list[_Entry]:
+def _entries(conv: Conversation, scrub: Callable[[str], str] = redact) -> list[_Entry]:
     finals = _final_texts(conv)
     calls = {m.call_id: m for m in conv.messages if m.kind is Kind.TOOL_CALL and m.call_id}
     answered = {m.call_id for m in conv.messages if m.kind is Kind.TOOL_RESULT and m.call_id}
     out: list[_Entry] = []
     for m in conv.messages:
-        entry = _entry(m, m.n in finals, calls, answered)
+        entry = _entry(m, m.n in finals, calls, answered, scrub)
         if entry is not None:
             out.append(entry)
     return out
 
 
-def _entry(m: Message, final: bool, calls: dict[str, Message], answered: set[str | None]) -> _Entry | None:
+def _entry(m: Message, final: bool, calls: dict[str, Message], answered: set[str],
+           scrub: Callable[[str], str] = redact) -> _Entry | None:
     n = m.n
     if m.kind is Kind.PROMPT:
         return _Entry(n, Tier.USER, f"[{n}] user: ", m.text)
@@ -162,7 +167,7 @@ def _entry(m: Message, final: bool, calls: dict[str, Message], answered: set[str
     if m.kind is Kind.TOOL_RESULT:
         call = calls.get(m.call_id or "")
         tool = m.tool_name or (call.tool_name if call else None) or "tool"
-        summary = _input_summary(tool, call.text) if call else ""
+        summary = _input_summary(tool, call.text, scrub) if call else ""
         what = f"{tool} {summary}".strip()
         if m.failed:
             code = f", exit {m.exit_code}" if m.exit_code is not None else ""
@@ -173,9 +178,9 @@ def _entry(m: Message, final: bool, calls: dict[str, Message], answered: set[str
         if m.call_id in answered:
             return None   # shown with its result
         return _Entry(n, Tier.TOOL_OK, f"[{n}] called {(m.tool_name or 'tool')} "
-                                       f"{_input_summary(m.tool_name or '', m.text)} (no result recorded)")
+                                       f"{_input_summary(m.tool_name or '', m.text, scrub)} (no result recorded)")
     if m.kind is Kind.SYNTHETIC:
-        note = _one_line(_redacted_head(m.text, NOTE_CHARS * 4), NOTE_CHARS)
+        note = _one_line(_redacted_head(m.text, NOTE_CHARS * 4, scrub), NOTE_CHARS)
         return _Entry(n, Tier.NOTE, f"[{n}] (not the user) {note}")
     if m.kind is Kind.INJECTED:
         return _Entry(n, Tier.NOTE, f"[{n}] (context injected by a hook or the harness, {len(m.text)} chars)")
@@ -202,7 +207,7 @@ _INPUT_KEYS = ("command", "cmd", "file_path", "path", "notebook_path", "pattern"
 _PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 
 
-def _input_summary(tool: str, raw: str) -> str:
+def _input_summary(tool: str, raw: str, scrub: Callable[[str], str] = redact) -> str:
     """A tool call's input on one short line: its command, path, pattern or URL when it has one."""
     text = raw
     try:
@@ -211,7 +216,7 @@ def _input_summary(tool: str, raw: str) -> str:
         value = None
     if isinstance(value, dict):
         for key in _INPUT_KEYS:
-            if key in value and value[key]:
+            if value.get(key):
                 picked = value[key]
                 if isinstance(picked, list):
                     picked = picked[-1] if len(picked) == 3 and picked[1] in ("-lc", "-c") else " ".join(
@@ -220,7 +225,7 @@ def _input_summary(tool: str, raw: str) -> str:
                 break
     elif "*** Begin Patch" in raw:
         text = "patch " + ", ".join(_PATCH_FILE_RE.findall(raw)[:4])
-    return "`" + _one_line(_redacted_head(text, INPUT_SUMMARY_CHARS * 4), INPUT_SUMMARY_CHARS) + "`"
+    return "`" + _one_line(_redacted_head(text, INPUT_SUMMARY_CHARS * 4, scrub), INPUT_SUMMARY_CHARS) + "`"
 
 
 # -- text helpers ----------------------------------------------------------------------------------------------
@@ -237,23 +242,27 @@ def _shorten(text: str, cap: int, head_share: float = 2 / 3) -> str:
     return text[:head] + _CUT + (text[-tail:] if tail else "")
 
 
-def _redacted_head(text: str, n: int) -> str:
-    """The first n chars of redact(text), redacting a margin past the cut so no secret is split by it."""
-    return redact(text[:n + _REDACT_MARGIN])[:n]
+def _as_is(text: str) -> str:
+    return text
 
 
-def _redacted_cut(text: str, cap: int | None, head_share: float = 2 / 3) -> str:
-    """redact(text) shortened to cap, redacting only windows around what is kept (with a margin past each cut)."""
+def _redacted_head(text: str, n: int, scrub: Callable[[str], str] = redact) -> str:
+    """The first n chars of scrub(text), redacting a margin past the cut so no secret is split by it."""
+    return scrub(text[:n + _REDACT_MARGIN])[:n]
+
+
+def _redacted_cut(text: str, cap: int | None, head_share: float = 2 / 3, scrub: Callable[[str], str] = redact) -> str:
+    """scrub(text) shortened to cap, redacting only windows around what is kept (with a margin past each cut)."""
     text = _tidy(text)
     if cap is None:
-        return redact(text)
+        return scrub(text)
     if len(text) <= cap + 2 * _REDACT_MARGIN:
-        return _shorten(redact(text), cap, head_share)
+        return _shorten(scrub(text), cap, head_share)
     keep = cap - len(_CUT)
     head_n = int(keep * head_share)
     tail_n = keep - head_n
-    head = redact(text[:head_n + _REDACT_MARGIN])[:head_n]
-    tail = redact(text[-(tail_n + _REDACT_MARGIN):])[-tail_n:] if tail_n > 0 else ""
+    head = scrub(text[:head_n + _REDACT_MARGIN])[:head_n]
+    tail = scrub(text[-(tail_n + _REDACT_MARGIN):])[-tail_n:] if tail_n > 0 else ""
     return head + _CUT + tail
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from rose.model import Agent  # noqa: F401 - re-exported: the agents rose runs inside
+from rose.model import Agent  # re-exported: the agents rose runs inside
 
 
 class Role(str, Enum):
@@ -115,6 +115,7 @@ class Conversation:
     subagent: bool = False                   # the whole file is a sub-agent's own transcript
     agent_id: str | None = None              # a Claude sub-agent's id (its file agent-<id>.jsonl); session_id is
                                              # then the parent session's
+    redacted: bool = False                   # every message's text went through the redactor (`redacted()`)
 
     def handle(self, n: int) -> str:
         """The evidence handle of message n: session://<session>/message/<n>."""

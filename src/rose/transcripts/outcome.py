@@ -96,7 +96,7 @@ def execution_outcome(conversation: Conversation, since: int = 0) -> ExecutionOu
     change_n = last_change.result.n if last_change.result is not None else last_change.call.n
     evidence = tuple(sorted({change_n, decider.origin.n} | ({decider.result.n} if decider.result else set())))
     handles = tuple(conversation.handle(n) for n in evidence)
-    passed = sorted(r.family for r in latest.values() if r.status)   # type: ignore[type-var]
+    passed = sorted(r.family or "" for r in latest.values() if r.status)   # a passing run always has a family
     if failed:
         reason = f"after the last change, `{decider.command}` failed" + (
             f" (passed: {', '.join(passed)})" if passed else "")
@@ -300,9 +300,7 @@ def _core(words: list[str]) -> list[str]:
     i = 0
     while i < len(words):
         w = words[i]
-        if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w):
-            i += 1
-        elif w in _WRAPPERS:
+        if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w) or w in _WRAPPERS:
             i += 1
         elif w == "env":
             i += 1

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from rose.errors import QuoteFound
 from rose.redact import redact
 from rose.tokens import estimate
 from rose.transcripts.markup import own_words
@@ -67,9 +68,6 @@ def _holds(text: str, candidates: list[str]) -> bool:
     return False
 
 
-class _Found(Exception):
-    def __init__(self, n: int):
-        self.n = n
 
 
 class _FullTextProbe(Builder):
@@ -80,10 +78,10 @@ class _FullTextProbe(Builder):
         self.wanted = wanted
         self.candidates = candidates
 
-    def add(self, kind: Kind, text: str, **fields) -> Message:   # type: ignore[override]
+    def add(self, kind: Kind, text: str, **fields) -> Message:
         n = len(self.conv.messages)
         if kind in USER_WORDS and n in self.wanted and _holds(own_words(text), self.candidates):
-            raise _Found(n)
+            raise QuoteFound(n)
         return super().add(kind, text, **fields)
 
 
@@ -97,7 +95,7 @@ def _quote_in_full_text(conversation: Conversation, candidates: list[str], wante
     records = iter_records(conversation.path, scratch)
     try:
         feed_all(records, reader.feed, scratch)
-    except _Found as found:
+    except QuoteFound as found:
         return found.n
     except TranscriptError:
         return None
@@ -125,8 +123,8 @@ def counts(conversation: Conversation) -> Counts:
             tokens += estimate(m.text)
         if m.role is Role.ASSISTANT:
             same_response = m.response_id is not None and m.response_id == last_response
-            if not same_response and (not previous_assistant or m.response_id is not None
-                                      and last_response is not None):
+            if not same_response and (not previous_assistant or (m.response_id is not None
+                                      and last_response is not None)):
                 assistant_turns += 1
             last_response = m.response_id
             previous_assistant = True
@@ -140,7 +138,7 @@ def task_prompt(conversation: Conversation) -> str | None:
     """The session's task as the user first put it (the first typed prompt, pasted text kept), redacted."""
     for m in conversation.messages:
         if m.kind is Kind.PROMPT and m.text.strip():
-            return redact(m.text)
+            return m.text if conversation.redacted else redact(m.text)
     return None
 
 
@@ -148,5 +146,5 @@ def final_summary(conversation: Conversation) -> str | None:
     """The agent's last words (its last assistant text), redacted: the candidate summary of the session."""
     for m in reversed(conversation.messages):
         if m.kind is Kind.TEXT and m.text.strip():
-            return redact(m.text)
+            return m.text if conversation.redacted else redact(m.text)
     return None

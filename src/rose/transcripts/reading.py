@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -132,7 +132,7 @@ def decode_record(raw: bytes, line_no: int, conv: Conversation) -> dict[str, Any
 
 
 def iter_records(path: Path, conv: Conversation,
-                 max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, dict[str, Any]]]:
+                 max_line_bytes: int = MAX_LINE_BYTES) -> Generator[tuple[int, dict[str, Any]], None, None]:
     """(line number, object) for each JSON object line of the file, in order. Bad lines are skipped and counted
     on conv.
 

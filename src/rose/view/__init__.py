@@ -21,7 +21,8 @@ import hashlib
 import html
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from rose.model import Node, Origin
 from rose.store import Layers
@@ -326,7 +327,7 @@ def write(data: dict[str, Any], path: Path) -> Path:
 
 
 # -- serving ---------------------------------------------------------------------------------------------------------
-def make_server(path: Path, port: int = 0):  # type: ignore[no-untyped-def]
+def make_server(path: Path, port: int = 0):
     """An HTTP server on 127.0.0.1 that serves the one page at / (and /rose-view.html) and nothing else. Requests
     whose Host is not this loopback address are refused, so a web page elsewhere cannot reach it by DNS rebinding."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -336,7 +337,7 @@ def make_server(path: Path, port: int = 0):  # type: ignore[no-untyped-def]
             pass
 
         def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-            port_now = self.server.server_address[1]
+            port_now = self.server.server_address[1]  # type: ignore[index]  # a TCP server: (host, port)
             allowed = {f"127.0.0.1:{port_now}", f"localhost:{port_now}"}
             if self.headers.get("Host", "") not in allowed:
                 self._send(421, b"misdirected request\n", "text/plain")

@@ -1,4 +1,5 @@
-"""The thin side of the warm helper, imported on every prompt: stdlib only, one round trip, never an error.
+"""The thin side of the warm helper, imported on every prompt: one round trip, never an error; the stdlib and two
+leaf modules of rose's (errors, envvars) only.
 
 One helper runs per user and installation. It lives in a private runtime folder: `$XDG_RUNTIME_DIR/rose` when
 that is set and sound, else `$TMPDIR/rose-<uid>` (or `/tmp/rose-<uid>`). A folder in a shared place is used only
@@ -24,22 +25,26 @@ import sys
 import time
 import zlib
 
+from rose import envvars  # leaf modules, no imports of their own beyond the stdlib
+from rose.errors import HelperTimeout
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported on the per-prompt path
+    from collections.abc import Callable
     from typing import Any
 
-NO_HELPER_ENV = "ROSE_WARM_HELPER"   # "0": never start a helper; hooks do all work in-process
+NO_HELPER_ENV = envvars.WARM_HELPER  # "0": never start a helper; hooks do all work in-process
 SPAWN_GRACE_S = 30                   # do not start a second helper while the first may still be loading
 CONNECT_TIMEOUT_S = 0.05             # a helper that is there answers a connect at once
 DENSE_TIMEOUT_S = 0.5                # a dense query is a few milliseconds when warm
 PRIVATE = 0o700
 MAX_SOCKET_PATH = 104                # bytes: sun_path holds 108 on Linux, 104 on macOS
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LOCAL_DENSE = None   # set inside the helper itself: recall there ranks in-process instead of calling itself
+# set inside the helper itself: recall there ranks in-process instead of calling itself
+LOCAL_DENSE: Callable[[dict[str, Any], str, list[str], int], dict[str, Any] | None] | None = None
 
 
-class Timeout(Exception):
-    """The helper took the request but did not answer in time (the caller must not redo the work)."""
+Timeout = HelperTimeout   # the name callers use: client.Timeout
 
 
 def helpers_allowed() -> bool:
@@ -161,7 +166,7 @@ def request(sock: str, message: dict[str, Any], timeout: float) -> dict[str, Any
                 chunks.append(chunk)
                 if chunk.endswith(b"\n"):
                     break
-        except socket.timeout:
+        except TimeoutError:
             raise Timeout() from None
         except OSError:
             return None
@@ -207,6 +212,12 @@ def spawn(sock: str | None) -> bool:
                           cwd=Path("/")) is not None
 
 
+def timeout_notice(timeout: float) -> str:
+    """The hook's answer when the helper took it and did not answer in time (the caller logs the skip)."""
+    return json.dumps({"systemMessage": f"⋯ ROSE · recall ran out of time ({timeout:.0f}s): skipped this time"},
+                      ensure_ascii=False)
+
+
 def run_hook(argv: list[str], payload: bytes, timeout: float) -> str | None:
     """Hand a whole hook invocation to the helper. None means do it here (and a helper is being started); on a
     helper that took it and ran out of time, the fail-open notice itself (the work is not done twice)."""
@@ -218,8 +229,7 @@ def run_hook(argv: list[str], payload: bytes, timeout: float) -> str | None:
     try:
         reply = request(sock, message, timeout)
     except Timeout:
-        return json.dumps({"systemMessage": f"⋯ ROSE · recall ran out of time ({timeout:.0f}s): skipped this time"},
-                          ensure_ascii=False)
+        return timeout_notice(timeout)
     if reply is None:
         spawn(sock)
         return None

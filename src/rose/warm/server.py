@@ -23,7 +23,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-IDLE_EXIT_S = float(os.environ.get("ROSE_WARM_IDLE_S", 20 * 60))  # exit after this long without a request
+from rose import envvars
+
+IDLE_EXIT_S = envvars.number(os.environ.get(envvars.WARM_IDLE_S), envvars.WARM_IDLE_DEFAULT_S)  # exit after this long idle
 MAX_LIFETIME_S = 12 * 3600
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 CATCH_UP_EVERY_S = 10.0   # how often a store is checked for lessons without a vector (the hooks sync the files)
@@ -108,7 +110,7 @@ class Warm:
             raise Warming("vectors are loading")
         with self.lock:
             [qvec] = embedder.embed([query])
-            ranks = {}
+            ranks: dict[str, list] = {}
             for db in dbs:
                 table_key = (db, embedder.name)
                 table = self.tables.get(table_key)

@@ -36,7 +36,7 @@ def post_json(url: str, body: dict[str, Any], headers: dict[str, str], timeout_s
         text = _read(exc)
         raise JudgeFailure(FailureKind.HTTP, f"HTTP {exc.code} from {url}: {_error_message(text)}",
                            status=exc.code) from None
-    except (socket.timeout, TimeoutError):
+    except TimeoutError:
         raise JudgeFailure(FailureKind.TIMEOUT, f"no answer from {url} within {timeout_s:g}s") from None
     except urllib.error.URLError as exc:
         if isinstance(exc.reason, (socket.timeout, TimeoutError)):

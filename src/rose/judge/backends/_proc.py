@@ -15,9 +15,10 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from rose import envvars
 from rose.judge.errors import FailureKind, JudgeFailure
 
-CHILD_ENV = {"ROSE_CHILD": "1"}  # rose's own hooks do nothing inside a judge call (no reflector of a reflector)
+CHILD_ENV = {envvars.CHILD: "1"}  # rose's own hooks do nothing inside a judge call (no reflector of a reflector)
 TAIL_CHARS = 400                 # how much of stderr a failure message quotes
 
 

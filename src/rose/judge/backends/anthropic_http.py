@@ -61,7 +61,7 @@ class AnthropicHttp(Backend):
         if result.get("type") == "error":
             error = result.get("error") or {}
             raise JudgeFailure(FailureKind.MODEL_ERROR, str(error.get("message") or error)[:300])
-        usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+        usage = given if isinstance(given := result.get("usage"), dict) else {}
         counts = dict(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"))
         blocks = [b for b in result.get("content") or [] if isinstance(b, dict) and b.get("type") == "tool_use"]
         if not blocks:

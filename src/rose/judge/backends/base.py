@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rose.config import AgentSettings, Backend as BackendName
+from rose.config import AgentSettings, BackendName
 from rose.judge.errors import FailureKind, JudgeFailure
 
 

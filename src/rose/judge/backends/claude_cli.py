@@ -78,9 +78,9 @@ def parse_output(done: _proc.Finished) -> BackendReply:
         if done.returncode != 0:
             raise JudgeFailure(FailureKind.EXIT, f"exit {done.returncode}: {_proc.tail(done.stderr or done.stdout)}")
         raise JudgeFailure(FailureKind.UNPARSEABLE, f"stdout is not one JSON object: {_proc.tail(done.stdout)!r}")
-    usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
-    counts = dict(input_tokens=_int(usage.get("input_tokens")), output_tokens=_int(usage.get("output_tokens")),
-                  cost_usd=_float(result.get("total_cost_usd")))
+    usage = given if isinstance(given := result.get("usage"), dict) else {}
+    input_tokens, output_tokens = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
+    cost_usd = _float(result.get("total_cost_usd"))
     if result.get("is_error"):
         why = result.get("errors") or result.get("result") or result.get("api_error_status") or "no detail"
         raise JudgeFailure(FailureKind.MODEL_ERROR, f"is_error ({result.get('subtype', '?')}): {_proc.tail(str(why))}")
@@ -96,7 +96,8 @@ def parse_output(done: _proc.Finished) -> BackendReply:
             data = None
         if not isinstance(data, dict):
             raise JudgeFailure(FailureKind.UNPARSEABLE, f"no structured_output; result was {_proc.tail(str(text))!r}")
-    return BackendReply(data=data, raw=json.dumps(data, ensure_ascii=False), **counts)
+    return BackendReply(data=data, raw=json.dumps(data, ensure_ascii=False), input_tokens=input_tokens,
+                        output_tokens=output_tokens, cost_usd=cost_usd)
 
 
 def _int(value: object) -> int | None:

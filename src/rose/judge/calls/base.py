@@ -59,7 +59,8 @@ class Call(Generic[Req, Ans]):
 
 def canonical(request: Any) -> str:
     """Sorted-keys JSON of a request dataclass: the input half of its cache key."""
-    payload = dataclasses.asdict(request) if dataclasses.is_dataclass(request) else request
+    payload = dataclasses.asdict(request) if dataclasses.is_dataclass(request) and not isinstance(request, type) \
+        else request
     return json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_plain)
 
 

@@ -3,12 +3,12 @@ everywhere), reconcile (how it relates to one existing lesson) and merge (a shar
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any, ClassVar
 
 from rose.judge import schema as sch
 from rose.judge.calls.base import (ID, REASON, Call, Candidate, Lesson, duplicate_ids, unknown_ids)
 from rose.judge.prompt import Prompt, one_line
+from rose.model import Relation as Relation  # re-exported: defined with the other lesson enums
 from rose.model import Scope
 
 # -- related -------------------------------------------------------------------------------------------------------
@@ -124,12 +124,6 @@ SCOPE: Call[ScopeRequest, ScopeAnswer] = Call(
 RECONCILE_VERSION = 1
 
 
-class Relation(str, Enum):
-    DUPLICATE = "duplicate"      # says the same thing: store nothing, record the hit
-    REFINES = "refines"          # adds detail to the existing lesson: fold into its lineage
-    CONTRADICTS = "contradicts"  # cannot both be true: keep both, mark both disputed, ask the question
-    SPECIALISES = "specialises"  # a special case of the existing, more general lesson: a sibling under it
-    ORTHOGONAL = "orthogonal"    # a different subject after all: a new family
 
 
 @dataclass
