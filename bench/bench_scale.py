@@ -189,9 +189,9 @@ def measure(bench: Bench, size: int) -> dict[str, float]:
     print(f"  {size}: generated in {time.perf_counter() - start:.1f}s", file=sys.stderr, flush=True)
     subprocess.run([sys.executable, "-m", "rose", "config", "set", "recall.selector", "hybrid"], cwd=project,
                    env=bench.env, check=True, capture_output=True)
-    cpu, wall, _ = bench.rose(["index"], project)   # the first build, with the vectors embedded
+    cpu, _wall, _ = bench.rose(["index"], project)   # the first build, with the vectors embedded
     fig["index build (first) s"] = cpu
-    cpu, wall, _ = bench.rose(["index", "--rebuild"], project)
+    cpu, _, _ = bench.rose(["index", "--rebuild"], project)
     fig["index rebuild s"] = cpu
     print(f"  {size}: indexed", file=sys.stderr, flush=True)
 

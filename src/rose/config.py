@@ -129,7 +129,8 @@ class CreditSettings:
                                 "whether it helps (never twice in a row, at most 0.5; 0 switches withholding off).")
     withhold_user_rules: bool = knob(False, "Also withhold rules you stated yourself (quoted from your words, or "
                                      "taught with rose add); off, they are always served.")
-    min_samples: int = knob(20, "Sessions each arm (served, withheld) needs before a lesson can be found harmful (bench/bench_credit.py).")
+    min_samples: int = knob(20, "Sessions each arm (served, withheld) needs before a lesson can be found harmful "
+                                "(bench/bench_credit.py).")
     max_withheld: int = knob(150, "Withheld sessions after which a lesson with no verdict counts as having no "
                              "detectable effect and is no longer withheld.")
     withdraw_harmful: bool = knob(True, "Stop serving a lesson whose served sessions do worse than its withheld ones "

@@ -56,10 +56,10 @@ def status(r: StatusReport) -> str:
         out.append(f"routing  {r.routing['line']}")
     if r.stages:
         out.append("model calls, last 7 days:")
-        for stage, c in r.stages.items():
-            tokens = f"  {c.tokens:,} tok" + (f" ({c.unreported} unreported)" if c.unreported else "")
-            out.append(f"  {stage:<14} {c.calls} calls ({c.cached} cached, {c.failures} failed)"
-                       f"{tokens}  ${c.cost_usd:.4f}  {c.ms / 1000:.1f}s")
+        for stage, cost in r.stages.items():
+            tokens = f"  {cost.tokens:,} tok" + (f" ({cost.unreported} unreported)" if cost.unreported else "")
+            out.append(f"  {stage:<14} {cost.calls} calls ({cost.cached} cached, {cost.failures} failed)"
+                       f"{tokens}  ${cost.cost_usd:.4f}  {cost.ms / 1000:.1f}s")
     k = r.cost
     if k.prompts or k.learner_calls:
         out.append(f"tokens, last {k.days} days: packs carried {k.pack_tokens:,} over {_n(k.prompts, 'prompt')}, "
@@ -78,7 +78,8 @@ def _credit_lines(c) -> list[str]:  # rose.credit.report.CreditSummary
     if c.measured or c.withhold_rate > 0:
         rate = f"withholding {c.withhold_rate:.0%} of sessions per lesson" if c.withhold_rate > 0 else \
             "withholding off (credit.withhold_rate 0)"
-        out.append(f"credit   {rate}: {_n(c.measured, 'lesson')} measured ({c.measuring} measuring, {c.suspect} suspect, {c.helps} help, "
+        out.append(f"credit   {rate}: {_n(c.measured, 'lesson')} measured ({c.measuring} measuring, "
+                   f"{c.suspect} suspect, {c.helps} help, "
                    f"{c.no_effect} no effect, {len(c.harmful)} harmful); {c.served_samples} served / "
                    f"{c.withheld_samples} withheld sessions — rose credit")
     for h in c.harmful:

@@ -46,7 +46,7 @@ def test_harm_is_suspected_then_confirmed_by_a_second_look() -> None:
     assert advance(later, rules, since) == (verdict(later, rules, since), since)
     assert verdict(later, rules, since).verdict is Verdict.SUSPECT
     done = Credit(Arm(230, 115), Arm(25 + CONFIRM_WITHHELD, 24 + CONFIRM_WITHHELD))
-    judged, since_after = advance(done, rules, since)
+    judged, _since_after = advance(done, rules, since)
     assert judged.verdict is Verdict.HARMFUL and judged.verdict.final and "twice" in judged.reason
 
 

@@ -277,9 +277,8 @@ def test_the_hook_fails_open_on_a_broken_registry(layers: Layers, project: Path)
     write_own_config("evolution:\n  enabled: true\n")
     registry_path(layers.project).write_text("{not json")
     assert hook(project, session_in(TREATMENT, gid), "git push --force") == {}
-    with pytest.raises(Exception, match="not a registry rose can read"):
-        with editing(layers.project):
-            pass
+    with pytest.raises(Exception, match="not a registry rose can read"), editing(layers.project):
+        pass
     assert registry_path(layers.project).read_text() == "{not json"   # never rewritten over
 
 

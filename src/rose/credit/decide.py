@@ -27,8 +27,9 @@ posterior is never taken as narrower than the pooled success rate of both arms w
 (`difference`). Without it, a rarely sampled arm that happens to show no failure (8 of 8 withheld sessions
 succeeded) has a tiny Beta variance and reads as proof: in the simulation that alone flagged 6-10% of lessons with
 no effect at all. bench/bench_credit.py runs these same functions over seeded simulated sessions and reports how
-often a lesson with no effect is flagged, and how soon one that lowers the pass rate is caught. These are pure functions of counts: the prompt hook, the learner, `rose
-credit` and the benchmark all call them, and none of them imports anything heavy.
+often a lesson with no effect is flagged, and how soon one that lowers the pass rate is caught. These are pure
+functions of counts: the prompt hook, the learner, `rose credit` and the benchmark all call them, and none of them
+imports anything heavy.
 """
 from __future__ import annotations
 

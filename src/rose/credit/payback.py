@@ -96,6 +96,7 @@ def serve_rate(episode_dirs: list[Path], node_id: str) -> float | None:
         if not isinstance(data, dict):
             continue
         total += 1
-        arms = data.get("arms") if isinstance(data.get("arms"), dict) else {}
+        arms = data.get("arms")
+        arms = arms if isinstance(arms, dict) else {}
         hits += node_id in (data.get("served") or []) or node_id in arms
     return hits / total if total >= MIN_EPISODES else None

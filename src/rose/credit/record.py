@@ -16,7 +16,7 @@ its reason; either way its importance drops to HARMFUL_IMPORTANCE. The user is t
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rose.credit.decide import ARMS, WITHHELD, Judged, Verdict, advance
 from rose.credit.withhold import SUSPECT, counter, credit_of, rules_of, suspect_of
@@ -36,7 +36,8 @@ WITHDRAWN_PREFIX = "withdrawn by credit"
 def arms_of(owner: Store, session_id: str) -> dict[str, str]:
     """The session's arms that are clean samples: withheld ones never served in it, served ones really shown."""
     data = read_session(owner, session_id)
-    arms = data.get("arms") if isinstance(data.get("arms"), dict) else {}
+    arms = data.get("arms")
+    arms = arms if isinstance(arms, dict) else {}
     shown = set(data.get("served_ever") or []) if isinstance(data.get("served_ever"), list) else set()
     out = {}
     for node_id, arm in arms.items():

@@ -38,7 +38,8 @@ def after_job(layers: Layers, owner: Store, session_id: str, settings: Settings,
         for store in layers.stores():
             notes += samples.retire_stale(store, settings)
     if any(a.kind == "skill" for s in layers.stores() for a in read(s)):
-        placed.sync(layers, settings.evolution.enabled)   # skill files follow the records (also once evolution is switched off: they go)
+        # skill files follow the records (also once evolution is switched off: then they go)
+        placed.sync(layers, settings.evolution.enabled)
     guarded = any(a.kind == "guardrail" and a.state in (State.TRIAL, State.ACTIVE) for s in layers.stores()
                   for a in read(s)) and settings.evolution.enabled
     if guarded or wiring.wired(layers.project_root()):

@@ -66,7 +66,8 @@ def match(stores: list[Store], owner: Store, session_id: str, kind: str, text: s
     out: list[tuple[Artifact, str, bool]] = []
 
     def put(data: dict[str, Any]) -> None:
-        held = data.get(KEY) if isinstance(data.get(KEY), dict) else {}
+        held = data.get(KEY)
+        held = held if isinstance(held, dict) else {}
         for store, a in live:
             known = held.get(a.id)
             if isinstance(known, dict):

@@ -23,6 +23,7 @@ class Trace(TypedDict, total=False):
     verdicts: list[dict[str, str]]       # every verdict given
     second_pass: dict[str, Any]          # progressive disclosure's query and its candidates
     left_out: int                        # chosen but over the budget
+    withheld: list[str]                  # held back this session to measure them (rose.credit)
     pack: list[dict[str, Any]]           # what was packed: id, tier, tokens, reason
     block: str                           # the injected block
     notice: str                          # the notice line

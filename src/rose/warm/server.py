@@ -259,7 +259,7 @@ def serve(sock: str) -> None:
     client.LOCAL_DENSE = local_dense  # recall inside this process ranks here
     # the imports the hook path needs, before the socket exists: a client meanwhile finds no socket and works
     # in-process at once, instead of waiting in the listen queue of a helper that is still importing
-    import rose.hooks.entry  # noqa: F401
+    import rose.hooks.entry
     import rose.recall  # noqa: F401
 
     _clear_stale(sock)
