@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rose.model import Claim, Node, Origin, Status
+from rose.model import SERVED_STATUSES, Claim, Node, Origin, Status
 
 if TYPE_CHECKING:
     from rose.store import Layers, Store
@@ -136,7 +136,7 @@ class Graph:
                 node = self.node(nid)
                 if node is None or node.status is Status.ARCHIVED or nid in exclude:
                     continue
-                if node.status in (Status.ACTIVE, Status.DISPUTED):
+                if node.status in SERVED_STATUSES:
                     found.append(node)
                     continue
                 nxt += [p for p in node.parents if p not in seen]

@@ -18,7 +18,7 @@ from rose.compress import heldout
 from rose.compress.eligibility import seconds_since, successes_since_attempt
 from rose.compress.graph import served_text
 from rose.compress.replay import Replay, replay
-from rose.model import EpisodeOutcome, Node, Origin, Status, now_iso
+from rose.model import SERVED_STATUSES, EpisodeOutcome, Node, Origin, Status, now_iso
 from rose.store.events import EventKind
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from rose.model import Episode
 
 MERGE_AFTER_CO_USES = 3    # successful episodes that used both lessons before a shared parent is attempted
-SERVABLE = (Status.ACTIVE, Status.DISPUTED)
+SERVABLE = SERVED_STATUSES
 
 
 @dataclass

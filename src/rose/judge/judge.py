@@ -51,6 +51,7 @@ class Stage(str, Enum):
     DESCENT = "descent"
     ROUTING = "routing"
     EXTRACTION = "extraction"
+    RETENTION = "retention"   # maintenance after the learner: consolidation and recurrence reviews
     PROBE = "probe"      # replay probes (and the judge's own health probe, via rose.judge.probe)
 
 

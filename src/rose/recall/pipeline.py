@@ -19,6 +19,7 @@ from rose.recall import candidates as search
 from rose.recall import selectors
 from rose.recall.pack import (ITEM_OVERHEAD_TOKENS, PACK_OVERHEAD_TOKENS, Item, Tier, assign_tiers, fit, notice,
                               render_block)
+from rose.store.index import SERVABLE
 from rose.store.sessions import SessionRecord
 
 if TYPE_CHECKING:
@@ -91,8 +92,9 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
     if tokens <= rs.max_pack_tokens and global_tokens <= rs.global_max_tokens:
         trace["gate"] = "whole store fits the budget: served unfiltered, no selector"
         chosen = [(s, r, "the whole store fits the budget") for s in stores
-                  for r in s.index.rows("status IN ('active','disputed')")]
+                  for r in s.index.rows("status IN (%s)" % ",".join("?" * len(SERVABLE)), SERVABLE)]
         chosen.sort(key=lambda c: -c[1].importance)   # the order a budget cut would follow (it does not bind here)
+        chosen += [(p.store, p.row, p.reason) for p in _cold(stores, query, trace)]
     else:
         trace["gate"] = "store outgrows the budget: filtering"
         if judge is None and judge_factory is not None and rs.selector is not Selector.HYBRID:
@@ -147,6 +149,23 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
     return RecallResult(block, line, items, trace)
 
 
+def _cold(stores: list[Store], query: str, trace: dict[str, Any]) -> list[Any]:
+    """At most two cold records an exact lexical match pages into consideration (rose.retention.paging)."""
+    from rose.retention.paging import page
+
+    paged = page(stores, query)
+    trace["cold"] = [{"id": p.row.id, "title": p.row.title, "scope": p.store.scope.value, "reason": p.reason}
+                     for p in paged]
+    return paged
+
+
+def _paged_candidate(p: Any, found: list[Any], k: float) -> Any:
+    """A paged cold record as a candidate: an exact match ranks with the best hot candidate (the selector, then the
+    budget, decide whether it is served)."""
+    top = max((c.score for c in found), default=(1.0 / (k + 1)) * (0.75 + 0.5 * p.row.importance))
+    return search.Candidate(p.row.id, p.store, p.row, lexical_rank=1, fused=1.0 / (k + 1), score=top)
+
+
 def _busy_what(exc: BaseException) -> str:
     return "a lock is held" if isinstance(exc, LockTimeout) else "the database is locked"
 
@@ -160,6 +179,8 @@ def _select(stores: list[Store], query: str, settings: Settings, trace: dict[str
     trace["lexical_list"] = [[s.scope.value, i, round(score, 4)] for s, i, score in lists.lexical]
     trace["dense_list"] = [[s.scope.value, i, round(score, 4)] for s, i, score in lists.dense]
     found = search.fuse(stores, lists, rs)[: rs.candidates]
+    paged = _cold(stores, query, trace)
+    found += [_paged_candidate(p, found, rs.rrf_k) for p in paged]
     trace["candidates"] = [c.trace() for c in found]
     notes: list[str] = []
     if lists.dense_status is not search.DenseStatus.ON and lists.dense_status is not search.DenseStatus.OFF:
@@ -176,10 +197,12 @@ def _select(stores: list[Store], query: str, settings: Settings, trace: dict[str
                                deadline)
     # A selector may name a lower node on purpose (the walk descended to it); archived and demoted ones never serve.
     located = {c.id: (c.store, c.row) for c in found}
+    cold = {p.row.id for p in paged}   # paged in from the cold archive: served as they are, if chosen
     out = []
     for ch in picked:
         hit = located.get(ch.id) or _lookup(stores, ch.id)
-        if hit is not None and hit[1].status not in NEVER_SERVED and ch.id not in {r.id for _s, r, _w in out}:
+        if hit is not None and (hit[1].status not in NEVER_SERVED or ch.id in cold) \
+                and ch.id not in {r.id for _s, r, _w in out}:
             out.append((hit[0], hit[1], f"{selection.ran.value}: {ch.reason}"))
     return out, notes
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from rose import model
-from rose.model import Node, Origin, Status
+from rose.model import SERVED_STATUSES, Node, Origin, Status
 from rose.sim.agent import Attempt, act, write_session
 from rose.sim.backend import SimBackend, SimConfig
 from rose.sim.world import Task, World, default_world
@@ -202,7 +202,7 @@ class Simulation:
 
         nodes = self.nodes()
         by_id = {n.id: n for n in nodes}
-        servable = [n for n in nodes if n.status in (Status.ACTIVE, Status.DISPUTED)]
+        servable = [n for n in nodes if n.status in SERVED_STATUSES]
 
         def root(n: Node) -> Node:
             seen = n

@@ -15,12 +15,15 @@
     replay_judge    compression      does that approach reproduce the accepted outcome?
     extract         extraction       which user corrections and stated rules (quoted verbatim) should be remembered?
     verify          extraction       does the quoted or cited evidence support the claim?
+    consolidate     retention        one shorter record in place of two similar ones?
+    verify_consolidation retention   may that shorter record replace the two it was made from?
+    recurrence      retention        does a rule restated in several projects govern how the user works everywhere?
     probe           probe            health check: echo a token (rose doctor --probe)
 
 Use the constants (`calls.ASSESS`) with `Judge.ask`; `CALLS` maps each name to its call.
 
 Names load lazily: `calls.RELEVANCE` imports only calls/recall.py, so the UserPromptSubmit hook does not pay for
-the dataclasses of the other thirteen calls.
+the dataclasses of the other sixteen calls.
 """
 from __future__ import annotations
 
@@ -55,10 +58,16 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "RELEVANCE", "ROUTE", "SELECT", "Judgement", "RelevanceAnswer", "RelevanceRequest", "RouteAnswer",
         "RouteDecision", "RouteRequest", "SelectAnswer", "Selected", "SelectRequest", "Verdict",
     ),
+    "retention": (
+        "CONSOLIDATE", "RECURRENCE", "VERIFY_CONSOLIDATION", "ConsolidateAnswer", "ConsolidateRequest",
+        "RecurrenceAnswer", "RecurrenceRequest", "RecurringRule", "VerifyConsolidationAnswer",
+        "VerifyConsolidationRequest",
+    ),
 }
 _WHERE = {name: module for module, names in _MODULES.items() for name in names}
 _ORDER = ("RELEVANCE", "SELECT", "ROUTE", "ASSESS", "RANK_REPAIRS", "RELATED", "SCOPE", "RECONCILE", "MERGE",
-          "COMPRESS", "REPLAY_PROBE", "REPLAY_JUDGE", "EXTRACT", "VERIFY", "PROBE")
+          "COMPRESS", "REPLAY_PROBE", "REPLAY_JUDGE", "EXTRACT", "VERIFY", "CONSOLIDATE", "VERIFY_CONSOLIDATION",
+          "RECURRENCE", "PROBE")
 
 __all__ = sorted([*_WHERE, "CALLS"])
 
@@ -107,6 +116,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from rose.judge.calls.recall import (
         RELEVANCE, ROUTE, SELECT, Judgement, RelevanceAnswer, RelevanceRequest, RouteAnswer,
         RouteDecision, RouteRequest, SelectAnswer, Selected, SelectRequest, Verdict,
+    )
+    from rose.judge.calls.retention import (
+        CONSOLIDATE, RECURRENCE, VERIFY_CONSOLIDATION, ConsolidateAnswer, ConsolidateRequest,
+        RecurrenceAnswer, RecurrenceRequest, RecurringRule, VerifyConsolidationAnswer,
+        VerifyConsolidationRequest,
     )
 
     CALLS: dict[str, Call]
