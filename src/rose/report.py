@@ -75,6 +75,7 @@ class StatusReport:
     precision_by_family: dict[str, Precision]
     stages: dict[str, StageCost] = field(default_factory=dict)
     compression: CompressionSummary = field(default_factory=CompressionSummary)
+    retention: list[Any] = field(default_factory=list)   # rose.retention.manage.Bucket: hot / cold and watermarks
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -114,7 +115,14 @@ def status(layers: Layers) -> StatusReport:
         precision_by_family=by_family,
         stages=_stage_costs(stores),
         compression=_compression(stores),
+        retention=_retention(stores),
     )
+
+
+def _retention(stores: list[Store]) -> list[Any]:
+    from rose.retention.manage import buckets
+
+    return buckets(stores)
 
 
 def _compression(stores: list[Store]) -> CompressionSummary:

@@ -207,8 +207,7 @@ def samples() -> list[Sample]:
     out.append(Sample(
         calls.CONSOLIDATE, calls.ConsolidateRequest("orientation", orient), good,
         bad={"missing body": {"title": "x"}, "extra": {**good, "covers": []}, "number": {"title": "x", "body": 5}},
-        bad_checks={"blank body": {"title": "x", "body": "   "},
-                    "a copy of one source": {"title": "x", "body": orient[0].body}}))
+        bad_checks={"blank body": {"title": "x", "body": "   "}, "blank title": {"title": " ", "body": "y"}}))
 
     good = {"adds_no_claim": True, "hides_no_contradiction": True, "keeps_boundaries": True,
             "keeps_constraints": True, "reason": "both claims kept, nothing added"}

@@ -186,8 +186,8 @@ class Graph:
             assigned.update(member_lists[head.id])
         strays = []
         for r in self.rows.values():
-            if not self.live(r.id) or r.id in assigned:
-                continue
+            if not self.live(r.id) or r.id in assigned or self._served_above(r.id):
+                continue   # detail shared by several lessons stays while any of them is hot
             below = self._servable_below(r.id)
             if below is not None:   # history above a lesson served again (a demoted compression): moves with it
                 member_lists[below].append(r.id)
@@ -204,6 +204,23 @@ class Graph:
             units[head.id] = rules.Unit(head.id, tuple(members), sum(self.rows[m].tokens for m in members),
                                         self.utility(head, now), exempt)
         return list(units.values()), strays
+
+    def _served_above(self, node_id: str) -> bool:
+        """Does a hot servable record lead down to this one (through any of its parents)?"""
+        seen, frontier = {node_id}, [node_id]
+        while frontier:
+            nxt = []
+            for nid in frontier:
+                for parent in self.rows[nid].parents:
+                    if parent in seen or parent not in self.rows:
+                        continue
+                    seen.add(parent)
+                    if self.live(parent) and self.rows[parent].status in SERVABLE:
+                        return True
+                    if self.live(parent):
+                        nxt.append(parent)
+            frontier = nxt
+        return False
 
     def _servable_below(self, node_id: str) -> str | None:
         seen, frontier = {node_id}, [node_id]

@@ -5,6 +5,11 @@ real learner reads it through the real transcript reader and digest.
 Where each fact came from is part of what it writes ("Applying [key] from lesson n_x", or "from the detail attached
 under lesson n_x" when only a sticky patch or detail under trial held it), which is what lets a judge reading the
 digest tell whether re-attached detail was used.
+
+A *misleading* lesson (rose.sim.world.misleading: it says the rule about a fact's topic was reverted) is followed
+when it comes before any statement of the fact in the block: the agent applies it, names it, and the task fails
+on that fact. With `correct=True` the simulated user answers a failure with a correction per missing fact (its
+terse statement), which is what a miner learns a useful lesson from.
 """
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rose.compress.graph import PATCH_HEADER, TRIAL_HEADER
-from rose.sim.world import Task, World
+from rose.sim.world import Task, World, misleading
 
 _LESSON = re.compile(r'<lesson id="([^"]+)"(?: ref="[^"]*")? title="([^"]*)"[^>]*>\n(.*?)\n</lesson>', re.DOTALL)
 
@@ -44,6 +49,7 @@ class Attempt:
     task: Task
     applied: list[tuple[str, str, bool]] = field(default_factory=list)   # (key, lesson id, from attached detail)
     missing: list[str] = field(default_factory=list)
+    misled: list[tuple[str, str]] = field(default_factory=list)          # (key, id of the lesson that misled)
 
     @property
     def success(self) -> bool:
@@ -54,6 +60,12 @@ def act(world: World, task: Task, block: str) -> Attempt:
     served = parse_block(block)
     attempt = Attempt(task)
     for key in task.needs:
+        wrong = misleading(world.fact(key))
+        first = next((s for s in served if key in s.base or wrong in s.base), None)
+        if first is not None and wrong in first.base and key not in first.base:
+            attempt.misled.append((key, first.id))
+            attempt.missing.append(key)
+            continue
         source = next(((s.id, False) for s in served if key in s.base), None) or \
             next(((s.id, True) for s in served if key in s.attached), None)
         if source is None:
@@ -66,7 +78,9 @@ def act(world: World, task: Task, block: str) -> Attempt:
 def narrate(world: World, attempt: Attempt) -> tuple[str, str, str, bool]:
     """(plan text, test output, final answer, test failed)."""
     lines = [f"Applying [{key}] from {'the detail attached under ' if attached else ''}lesson {lesson}."
-             for key, lesson, attached in attempt.applied] or ["No remembered lesson applies; working from the code."]
+             for key, lesson, attached in attempt.applied]
+    lines += [f"Applying [{misleading(world.fact(key))}] from lesson {lesson}." for key, lesson in attempt.misled]
+    lines = lines or ["No remembered lesson applies; working from the code."]
     symptoms = [world.fact(k).symptom for k in attempt.missing]
     if attempt.success:
         return "\n".join(lines), "42 passed in 3.1s", "Done: the change works and the checks pass.", False
@@ -116,7 +130,11 @@ class ClaudeTranscript:
         return self.path
 
 
-def write_session(world: World, attempt: Attempt, path: Path, session_id: str, cwd: str, block: str) -> Path:
+CORRECTION = "No: "   # how the simulated user starts a correction (rose.sim.mining learns from it)
+
+
+def write_session(world: World, attempt: Attempt, path: Path, session_id: str, cwd: str, block: str,
+                  correct: bool = False) -> Path:
     t = ClaudeTranscript(path, session_id, cwd)
     t.prompt(attempt.task.prompt)
     if block:
@@ -125,4 +143,7 @@ def write_session(world: World, attempt: Attempt, path: Path, session_id: str, c
     t.say(plan)
     t.tool("uv run pytest", output, failed)
     t.say(final)
+    if correct and failed:
+        for key in attempt.missing:
+            t.prompt(CORRECTION + world.fact(key).terse)
     return t.write()
