@@ -160,10 +160,11 @@ def _cold(stores: list[Store], query: str, trace: dict[str, Any]) -> list[Any]:
 
 
 def _paged_candidate(p: Any, found: list[Any], k: float) -> Any:
-    """A paged cold record as a candidate: an exact match ranks with the best hot candidate (the selector, then the
-    budget, decide whether it is served)."""
-    top = max((c.score for c in found), default=(1.0 / (k + 1)) * (0.75 + 0.5 * p.row.importance))
-    return search.Candidate(p.row.id, p.store, p.row, lexical_rank=1, fused=1.0 / (k + 1), score=top)
+    """A paged cold record as a candidate: an exact match fuses like the best hot candidate, reweighted by its own
+    importance (no recency: it has not been used lately). The selector, then the budget, decide if it is served."""
+    fused = max((c.fused for c in found), default=1.0 / (k + 1))
+    weight = 1 - search.IMPORTANCE_SPAN / 2 + search.IMPORTANCE_SPAN * p.row.importance
+    return search.Candidate(p.row.id, p.store, p.row, lexical_rank=1, fused=fused, score=fused * weight)
 
 
 def _busy_what(exc: BaseException) -> str:

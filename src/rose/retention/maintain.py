@@ -249,8 +249,12 @@ def unit_of(store: Store, node_id: str) -> list[str]:
     return graph.members(node_id) if graph.live(node_id) else [node_id]
 
 
-def archive_unit(store: Store, node_id: str, because: str) -> list[str]:
-    return store.archive(unit_of(store, node_id), because)
+def archive_unit(store: Store, node_id: str, because: str, rule: str = "floor") -> list[str]:
+    """Archive a record with the detail only it leads to, at once (the floor rule, at credit time)."""
+    moved = store.archive(unit_of(store, node_id), because)
+    if moved:
+        store.event(EventKind.RETENTION, action="archive", rule=rule, count=len(moved), ids=moved)
+    return moved
 
 
 def promote(store: Store, node_id: str, because: str) -> list[str]:
@@ -276,10 +280,11 @@ def maintain(layers: Layers, judge: Judge | None = None, *, touched: list[str] |
     now = now or utcnow()
     for store in layers.stores():
         _maintain_store(store, judge, now, report, policy, max_moves)
-    if policy.recurrence and touched and judge is not None and layers.project is not None:
-        from rose.retention.recurrence import review
+    from rose.retention import recurrence
 
-        report.promoted += review(layers, judge, list(touched), report)
+    recurrence.clean()
+    if policy.recurrence and touched and judge is not None and layers.project is not None:
+        report.promoted += recurrence.review(layers, judge, list(touched), report)
     return report
 
 

@@ -7,6 +7,8 @@ words held verbatim, or its whole title in the prompt). At most COLD_PAGE_MAX re
 match first. A paged record competes like any candidate (it is served only if the selector and the budget keep it);
 if the session then uses it, the learner promotes it back to the hot store before crediting the use
 (rose.learn.attribute). Detail archived with its lesson is not paged on its own: it is reached through that lesson.
+A record archived because negative credit brought it to the importance floor is not paged at all: the evidence says
+it misleads, and paging it back would let it mislead again (`rose restore` still brings it back by hand).
 """
 from __future__ import annotations
 
@@ -42,7 +44,8 @@ def page(stores: list[Store], query: str, exclude: set[str] | frozenset[str] = f
         rows = store.index.rows_by_id([i for i, _t, _s in found])
         for node_id, text, bm25 in found:
             row = rows.get(node_id)
-            if row is None or not row.cold or row.cold_from not in SERVABLE or node_id in exclude:
+            if row is None or not row.cold or row.cold_from not in SERVABLE or node_id in exclude \
+                    or rules.archive_now(row.importance):
                 continue
             match = rules.cold_match(query, row.title, text)
             if match:

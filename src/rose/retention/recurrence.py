@@ -55,7 +55,17 @@ def _read(name: str) -> dict:
 def _write(name: str, data: dict) -> None:
     from rose.store.atomic import write_text_atomic
 
-    write_text_atomic(_cache(name), json.dumps(data, ensure_ascii=False, indent=1) + "\n", mode=0o600)
+    path = _cache(name)
+    write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n", mode=0o600)
+
+
+def clean() -> None:
+    """Temp files a writer of these caches left when it was killed (the registry, the verdicts)."""
+    from rose.store.atomic import clean_stray_temps
+
+    folder = _cache(REGISTRY).parent
+    if folder.is_dir():
+        clean_stray_temps(folder, recursive=False)
 
 
 def register(store: Store) -> list[Path]:

@@ -5,7 +5,8 @@ must grow the way a real one does, so this backend's `extract` answers with what
 
     useful      the user's correction of a failed session (rose.sim.agent, `correct=True`), stated as the fact's
                 terse form and quoting the user verbatim: it makes a later task that needs the fact succeed
-    useless     a note quoting the prompt that states no fact: served when it matches, never used
+    useless     a note that states no fact (it quotes the prompt as its evidence, as the extractor must, but says
+                only something generic): rarely served, never used
     wrong       a lesson quoting the prompt that says the rule about a fact the task needed was reverted
                 (rose.sim.world.misleading): an agent served it first fails on that fact
     orientation a restatement of a fact the session applied, citing the tool output: near-duplicates of each
@@ -29,6 +30,9 @@ from rose.sim.world import World, default_world, misleading
 
 _APPLIED = re.compile(r"Applying \[(.+?)\] from (?:the detail attached under )?lesson (\S+?)\.")
 _TICKET = re.compile(r"\s*\(ticket \d+\)\s*$")
+GENERIC = ("keep the change small and mention it in the summary.", "ask before refactoring anything nearby.",
+           "prefer clear names over comments.", "run the checks before saying it is done.",
+           "write the summary in plain words.", "leave the code a little tidier than it was.")
 
 
 @dataclass
@@ -79,8 +83,8 @@ class MiningBackend(SimBackend):
                                         f"Change to {fact.topic}", quote, "medium"))
         elif roll < self.mining.wrong + self.mining.useless and quote:
             self._count("useless")
-            lessons.append(self._lesson(f"Note from {session}: this was about {quote.lower()}; keep such changes "
-                                        "small.", f"Note from {session}", quote, "medium"))
+            lessons.append(self._lesson(f"Note from {session}: {self.mine_rng.choice(GENERIC)}",
+                                        f"Note from {session}", quote, "medium"))
         if needed and tools and self.mine_rng.random() < self.mining.orientation:
             fact = self.mine_rng.choice(needed)
             self._count("orientation")
