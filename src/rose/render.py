@@ -177,8 +177,9 @@ def checks(items: list[Check]) -> str:
 def hits(items: list[Hit]) -> str:
     if not items:
         return "(no matching lessons)"
-    return "\n".join(f"{h.score:8.5f}  {h.id}  L{h.level} {h.family}/{h.title}\n          {h.gist}\n          {h.path}"
-                      for h in items)
+    # a cold exact match has no fused score: it is marked as what it is, with its archive path
+    return "\n".join(f"{'    cold' if h.status == 'archived' else format(h.score, '8.5f')}  {h.id}  L{h.level} "
+                      f"{h.family}/{h.title}\n          {h.gist}\n          {h.path}" for h in items)
 
 
 def recall(result: RecallResult) -> str:

@@ -166,3 +166,54 @@ def test_node_files_never_hold_the_in_memory_archived_status_of_a_move(layers: L
     data = (store.archive_dir / "lesson" / "n_a00001.md").read_text()
     assert "status: active" in data and "archived_from" not in data
     assert isinstance(store.get("n_a00001"), Node)
+
+
+def test_rose_init_moves_a_personal_stores_archive_with_its_lessons(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    layers = Layers.discover(repo)
+    personal = layers.writable(Scope.PROJECT)              # the user's own store for a repository without .rose/
+    personal.save_many([lesson("n_hot0001"), lesson("n_cold001")])
+    personal.archive(["n_cold001"], "budget")
+    store, _moved = layers.init_project()
+    store.sync()
+    assert store.root == repo / ".rose"
+    assert store.get("n_cold001").status is Status.ARCHIVED and store.get("n_hot0001").status is Status.ACTIVE
+    assert list(archive.read(store.catalog_path)) == ["n_cold001"]
+    assert not personal.root.exists()                      # nothing of the personal store was left behind
+    layers.close()
+
+
+def test_rose_init_unions_the_personal_catalog_with_one_already_in_the_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    layers = Layers.discover(repo)
+    personal = layers.writable(Scope.PROJECT)
+    personal.save_many([lesson("n_cold001")])
+    personal.archive(["n_cold001"], "budget")
+    theirs = Store.create(repo / ".rose", Scope.PROJECT)   # a .rose/ that appeared meanwhile, with its own archive
+    theirs.save_many([lesson("n_cold002")])
+    theirs.archive(["n_cold002"], "budget")
+    theirs.close()
+    store, _moved = layers.init_project()
+    store.sync()
+    assert sorted(archive.read(store.catalog_path)) == ["n_cold001", "n_cold002"]
+    assert store.get("n_cold001").status is Status.ARCHIVED
+    assert not personal.root.exists()
+    layers.close()
+
+
+def test_a_move_onto_a_second_copy_of_the_id_keeps_both_and_logs_a_skip(layers: Layers) -> None:
+    store = layers.project
+    store.save_many([lesson("n_a00001"), lesson("n_b00001")])
+    stray = store.root / "archive" / "lesson" / "n_a00001.md"     # what a merge gone wrong can leave
+    stray.parent.mkdir(parents=True)
+    stray.write_text("not the lesson\n", encoding="utf-8")
+    hot = (store.root / "nodes" / "fam" / "n_a00001.md").read_bytes()
+    assert store.archive(["n_a00001", "n_b00001"], "budget") == ["n_b00001"]   # the other record still moves
+    assert (store.root / "nodes" / "fam" / "n_a00001.md").read_bytes() == hot
+    assert stray.read_text(encoding="utf-8") == "not the lesson\n"
+    from rose.store import events
+
+    assert [e["id"] for e in events.read(store.events_path, kind="skip")
+            if e.get("what") == "move"] == ["n_a00001"]

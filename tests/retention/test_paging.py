@@ -63,3 +63,16 @@ def test_a_paged_record_that_is_used_is_promoted_and_credited(layers: Layers) ->
     node = layers.project.get("n_redis01")
     assert node.status is Status.ACTIVE and node.use_count == 1
     assert layers.project.index.search("redis db")[0][0] == "n_redis01"     # hot search finds it again
+
+
+def test_rose_search_finds_cold_exact_matches_after_the_hot_hits(layers: Layers) -> None:
+    from rose.search import search
+
+    _store(layers)
+    layers.project.config_path.write_text("embed: {provider: none}\n", encoding="utf-8")
+    hits = search(layers, "flushing the redis cache wiped the job queue")
+    cold = [h for h in hits if h.status == "archived"]
+    assert [h.id for h in cold][:1] == ["n_redis01"] and cold[0].path.endswith("archive/lesson/n_redis01.md")
+    from rose import render
+
+    assert "    cold  n_redis01" in render.hits(cold)            # no fused score: printed as what it is

@@ -504,7 +504,11 @@ class Store:
                         node.status = Status.ARCHIVED
                     else:
                         node.status, node.archived_from = node.archived_from or Status.ACTIVE, None
-                    self._save_unlocked(node, disk, because=because)
+                    try:
+                        self._save_unlocked(node, disk, because=because)
+                    except FileExistsError as exc:   # a second copy of the id is there (a merge gone wrong)
+                        self.event(events.EventKind.SKIP, what="move", id=node_id, reason=str(exc))
+                        continue                      # both copies stay; the index reports the duplicate
                     batch.append(node_id)
                 self._sync_moved_dirs()
                 self._flush_catalog()
