@@ -9,6 +9,8 @@
                                        (your lessons in ~/.rose and .rose/ stay)
     python3 dev.py demo                set up a local virtual environment (.venv/) and run rose's main job
     python3 dev.py test                set up the same environment (plus test tools) and run the whole test suite
+    python3 dev.py docs [--check]      build the docs: regenerate docs/cli.md (from the parser) and docs/config.md
+                                       (from config.py), check every internal link; --check writes nothing
 
 `install` copies rose out of this clone (not an editable install): the clone can be moved or deleted afterwards.
 `demo` and `test` create `.venv/` in the clone on first use and reuse it afterwards; an install is redone only when
@@ -180,13 +182,15 @@ def install(args: list[str]) -> int:
     if not upgrade:
         _make_venv(venv_dir)
     _say(f"upgrading rose in {_tilde(venv_dir)} from {ROOT}" if upgrade else
-         f"installing rose in {_tilde(venv_dir)} from {ROOT} (pip fetches PyYAML and wordllama unless it has them)")
+         f"installing rose in {_tilde(venv_dir)} from {ROOT} (pip fetches PyYAML, wordllama and the MCP SDK unless it has them)")
     with tempfile.TemporaryDirectory(prefix="rose-build-") as tmp:
+        # with the mcp extra: `rose install` registers `rose mcp`, which needs the MCP SDK (pyproject.toml says why
+        # it is optional for a plain pip install)
         rc = subprocess.call([str(python), "-m", "pip", "install", "--upgrade", "--quiet",
-                              "--disable-pip-version-check", str(_build_copy(Path(tmp)))], cwd=tmp)
+                              "--disable-pip-version-check", f"{_build_copy(Path(tmp))}[mcp]"], cwd=tmp)
     if rc != 0:
         sys.exit(f"[dev] pip install failed with exit code {rc} (see above); it needs PyPI, or the wheels of "
-                 "PyYAML and wordllama in a folder named by PIP_FIND_LINKS")
+                 "PyYAML, wordllama and mcp (and what they need) in a folder named by PIP_FIND_LINKS")
     try:
         version = subprocess.run([str(rose), "--version"], capture_output=True, text=True, timeout=120,
                                  stdin=subprocess.DEVNULL).stdout.strip()
@@ -260,7 +264,12 @@ def uninstall(args: list[str]) -> int:
     return 0
 
 
-COMMANDS = {"install": install, "uninstall": uninstall, "demo": demo, "test": test}
+def docs(args: list[str]) -> int:
+    _ensure_venv("")
+    return _run([PYTHON, "-m", "rose.docs", *args])
+
+
+COMMANDS = {"install": install, "uninstall": uninstall, "demo": demo, "test": test, "docs": docs}
 
 
 def main(argv: list[str]) -> int:

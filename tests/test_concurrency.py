@@ -12,6 +12,7 @@ from rose.store import Store
 WORKERS = 8
 ADDS_PER_WORKER = 25
 UPDATES_PER_WORKER = 25
+HANG_S = 300  # the whole run's bound; a worker's wait for the store lock gets the same (see WORKER)
 
 WORKER = textwrap.dedent("""
     import sys, time
@@ -22,6 +23,9 @@ WORKER = textwrap.dedent("""
     while not go.exists():
         time.sleep(0.001)
     store = Store(root, Scope.PROJECT)
+    # The store lock's 30 s default means "another rose is stuck". Here eight writers take turns on purpose, and on
+    # a loaded machine one of them can wait its turn longer than that; what is tested is that nothing is lost.
+    store.bound_waits(float(sys.argv[5]))
     for i in range(int(sys.argv[4])):
         node = Node(id=store.new_id(), family=f"fam{i % 3}", title=f"w{worker} lesson {i}",
                     body=f"worker {worker} wrote lesson {i}: \\"quoted\\", colon: yes\\n" * 20)
@@ -39,11 +43,11 @@ def test_eight_writers_lose_nothing(tmp_path: Path) -> None:
     store.save(Node(id="n_shared", family="shared", title="shared", body="start"))
     go = tmp_path / "go"
     assert ADDS_PER_WORKER == UPDATES_PER_WORKER  # the worker does one add and one update per step
-    procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(root), str(w), str(go), str(ADDS_PER_WORKER)],
-                              stderr=subprocess.PIPE, text=True) for w in range(WORKERS)]
+    procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(root), str(w), str(go), str(ADDS_PER_WORKER),
+                               str(HANG_S)], stderr=subprocess.PIPE, text=True) for w in range(WORKERS)]
     go.touch()
     for p in procs:
-        _out, err = p.communicate(timeout=300)
+        _out, err = p.communicate(timeout=HANG_S)
         assert p.returncode == 0, err
 
     fresh = Store(root, Scope.PROJECT)

@@ -113,9 +113,11 @@ def test_environment_variables_are_the_users_own_and_win(tmp_path: Path) -> None
     repo.write_text("recall:\n  judge_calls: 9\n", encoding="utf-8")
     s = config.load([config.Source(repo, own=False)], env={"ROSE_AGENT_CLAUDE_COMMAND": "/opt/claude",
                                                           "ROSE_RECALL_JUDGE_CALLS": "4", "ROSE_HOME": "/x",
-                                                          "ROSE_RECALL_NOPE": "1"})
+                                                          "ROSE_RECALL_NOPE": "1", "ROSE_AGENT_CLIS_DIR": "/d",
+                                                          "ROSE_RECALL_MAX_PACK_TOKENS": "lots"})
     assert s.agent.claude_command == "/opt/claude" and s.recall.judge_calls == 4
-    assert [p.key for p in s.problems] == ["recall.nope"]
+    # only names of real settings are read from the environment; a bad value there is still reported
+    assert [(p.key, p.kind) for p in s.problems] == [("recall.max_pack_tokens", config.ProblemKind.BAD_VALUE)]
 
 
 PRIVILEGED_NAMES = ("_command", "_base_url", "base_url", "_api_key_env", "api_key_env", "backend", "provider",

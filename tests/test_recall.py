@@ -209,15 +209,20 @@ def test_a_failed_fork_falls_back_to_the_judge(layers: Layers) -> None:
                     settings=settings(Selector.FORK, disclosure=False), record_session=False)
     assert result.trace["selector_ran"] == "judge"
     assert "fork selector failed" in result.notice
+    # what the judge chose is what was injected: the cache lesson, and nothing the fork never answered for
+    assert [i.id for i in result.injected] == [ids["Cache TTLs"]]
+    assert "Cache" in result.block and result.block.count("<lesson ") == 1
 
 
 # -- progressive disclosure -----------------------------------------------------------------------------------
 def test_the_second_pass_finds_a_lesson_the_prompt_never_names(layers: Layers) -> None:
     ids = fill(layers)
-    prompt = "the deploy is stuck and nothing happens"
-    first_only = recall(layers, prompt, settings=settings(disclosure=False))
+    # two words of the deploy lesson; one of the dedupe lesson's ("controller"): alone, not evidence enough
+    prompt = "the deploy is stuck: nothing happens after kubectl apply, is the controller asleep?"
+    # one candidate handed on: the dedupe lesson (a lexical hit on "controller" alone) is not among them
+    first_only = recall(layers, prompt, settings=settings(disclosure=False, candidates=1))
     assert ids["Argo dedupe key"] not in [i.id for i in first_only.injected]
-    both = recall(layers, prompt, settings=settings(disclosure=True))
+    both = recall(layers, prompt, settings=settings(disclosure=True, candidates=1))
     served = [i.id for i in both.injected]
     assert ids["Deploys go through Argo Rollouts"] in served
     assert ids["Argo dedupe key"] in served

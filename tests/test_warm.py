@@ -2,12 +2,14 @@
 one helper serves every environment of a user and installation; it ends itself when idle."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import tempfile
 import sys
+import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -50,6 +52,29 @@ def _wait_socket(timeout: float = HANG_S) -> Path:
     pytest.fail(f"no warm helper at {sock}")
 
 
+@contextlib.contextmanager
+def _kept_busy(sock: Path | str):
+    """Ping the helper every 0.2 s while the test still uses it. Its idle timer (ROSE_WARM_IDLE_S=4 here) counts from
+    the last request, so without this a slow step of the test on a loaded machine (a `rose index` subprocess, the
+    model loading, a second helper starting) could let it end mid-test and leave the next request unanswered. Once
+    the block ends nothing talks to it any more, and idling out is the helper's own business again."""
+    from rose.warm import client
+
+    stop = threading.Event()
+
+    def ping() -> None:
+        while not stop.wait(0.2):
+            client.request(str(sock), {"op": "ping"}, 5.0)
+
+    pinger = threading.Thread(target=ping, daemon=True)
+    pinger.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        pinger.join()
+
+
 def _wait_gone(pid: int, timeout: float = HANG_S) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and alive(pid):
@@ -67,27 +92,28 @@ def test_the_helper_answers_hooks_and_dense_queries_then_exits_when_idle(project
     assert "Retry policy" in json.loads(first.stdout)["systemMessage"]
     sock = _wait_socket()
     pid = int(Path(client.sibling(str(sock), ".pid")).read_text())
-    # the next prompt is answered by the helper, with the same kind of answer
-    answered = client.run_hook(["claude", "UserPromptSubmit"], _payload(project, "add retries", session="w2"), 60)
-    assert answered is not None
-    data = json.loads(answered)
-    assert "Retry idempotent calls" in data["hookSpecificOutput"]["additionalContext"]
-    assert data["systemMessage"].startswith("⋯ ROSE · 1 lesson")
-    # a malformed payload is still a valid-JSON notice when the helper answers
-    assert json.loads(client.run_hook(["claude", "UserPromptSubmit"], b"not json", 60))["systemMessage"].startswith(
-        "⋯ ROSE · skipped")
-    # dense ranks come back from the loaded model (it loads in the background when the helper starts)
-    db = str(project / ".rose" / "index.db")
-    run_rose("index", cwd=project)
-    embed = {k: getattr(v, "value", v) for k, v in asdict(EmbedSettings()).items()}
-    reply = None
-    deadline = time.monotonic() + HANG_S
-    while reply is None and time.monotonic() < deadline:
-        reply = client.dense(embed, "retries with backoff", [db], 5, timeout=5.0)
-        if reply is None:
-            time.sleep(0.25)
-    assert reply is not None and reply["ranks"][db][0][1] > 0
-    # idle: it ends itself and cleans up after itself
+    with _kept_busy(sock):
+        # the next prompt is answered by the helper, with the same kind of answer
+        answered = client.run_hook(["claude", "UserPromptSubmit"], _payload(project, "add retries", session="w2"), 60)
+        assert answered is not None
+        data = json.loads(answered)
+        assert "Retry idempotent calls" in data["hookSpecificOutput"]["additionalContext"]
+        assert data["systemMessage"].startswith("⋯ ROSE · 1 lesson")
+        # a malformed payload is still a valid-JSON notice when the helper answers
+        assert json.loads(client.run_hook(["claude", "UserPromptSubmit"], b"not json", 60))["systemMessage"].startswith(
+            "⋯ ROSE · skipped")
+        # dense ranks come back from the loaded model (it loads in the background when the helper starts)
+        db = str(project / ".rose" / "index.db")
+        run_rose("index", cwd=project)
+        embed = {k: getattr(v, "value", v) for k, v in asdict(EmbedSettings()).items()}
+        reply = None
+        deadline = time.monotonic() + HANG_S
+        while reply is None and time.monotonic() < deadline:
+            reply = client.dense(embed, "retries with backoff", [db], 5, timeout=5.0)
+            if reply is None:
+                time.sleep(0.25)
+        assert reply is not None and reply["ranks"][db][0][1] > 0
+    # idle: nothing talks to it any more, so it ends itself and cleans up after itself
     _wait_gone(pid)
     assert not alive(pid), "the helper outlived its idle deadline"
     assert not sock.exists() and not os.path.exists(client.sibling(str(sock), ".pid"))
@@ -117,14 +143,15 @@ def test_one_helper_serves_every_environment_of_a_user(project: Path, tmp_path: 
     run_rose("hook", "claude", "UserPromptSubmit", cwd=project, input=_payload(project, "hello").decode())
     sock = _wait_socket()
     pid = int(Path(client.sibling(str(sock), ".pid")).read_text())
-    for name, env in homes.items():
-        monkeypatch.setenv("ROSE_HOME", env["ROSE_HOME"])
-        out = json.loads(client.run_hook(["claude", "UserPromptSubmit"], _payload(project, "hi", session=name), 60))
-        context = out["hookSpecificOutput"]["additionalContext"]
-        assert f"{name.split('-')[0]}word" in context, (name, context)
-        other = "bob" if name.startswith("alice") else "alice"
-        assert f"{other}word" not in context
-        assert int(Path(client.sibling(str(sock), ".pid")).read_text()) == pid   # the same helper answered
+    with _kept_busy(sock):
+        for name, env in homes.items():
+            monkeypatch.setenv("ROSE_HOME", env["ROSE_HOME"])
+            out = json.loads(client.run_hook(["claude", "UserPromptSubmit"], _payload(project, "hi", session=name), 60))
+            context = out["hookSpecificOutput"]["additionalContext"]
+            assert f"{name.split('-')[0]}word" in context, (name, context)
+            other = "bob" if name.startswith("alice") else "alice"
+            assert f"{other}word" not in context
+            assert int(Path(client.sibling(str(sock), ".pid")).read_text()) == pid   # the same helper answered
     assert len(list(Path(os.environ["TMPDIR"]).rglob("warm-*.sock"))) == 1
 
 
@@ -136,11 +163,11 @@ def test_two_helpers_started_at_once_leave_one(warm_env) -> None:
     env = {**os.environ, "ROSE_CHILD": "1"}
     first = subprocess.Popen([sys.executable, "-m", "rose.warm.server", sock], env=env)
     try:
-        _wait_socket()
-        second = subprocess.run([sys.executable, "-m", "rose.warm.server", sock], env=env, timeout=HANG_S)
-        assert second.returncode == 0           # it found the first one's lock and left at once
-        assert first.poll() is None and client.request(sock, {"op": "ping"}, 5.0) is None
-        assert int(Path(client.sibling(sock, ".pid")).read_text()) == first.pid
+        with _kept_busy(_wait_socket()):   # the first one must still be there when the second one starts
+            second = subprocess.run([sys.executable, "-m", "rose.warm.server", sock], env=env, timeout=HANG_S)
+            assert second.returncode == 0           # it found the first one's lock and left at once
+            assert first.poll() is None and client.request(sock, {"op": "ping"}, 5.0) is None
+            assert int(Path(client.sibling(sock, ".pid")).read_text()) == first.pid
     finally:
         first.terminate()
         first.wait(timeout=HANG_S)
@@ -160,3 +187,28 @@ def test_the_client_imports_stay_lean() -> None:
             " 'dataclasses', 'sqlite3', 'pathlib', 'typing') if m in sys.modules]; assert not heavy, heavy")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_a_helper_retires_when_roses_code_changes_under_it(warm_env, tmp_path: Path) -> None:
+    """An upgrade (or an edit in a checkout) must not leave the old code serving prompts: the helper notices the
+    change itself and exits, and the next prompt starts one with the new code. (The stamp is a file here.)"""
+    from rose.warm import client
+
+    sock = client.socket_path()
+    stamp = tmp_path / "stamp"
+    stamp.write_text("v1")
+    code = ("import sys; from pathlib import Path; import rose.warm.client as c, rose.warm.server as s;"
+            f"c.code_stamp = lambda: Path({str(stamp)!r}).read_text(); s.CODE_CHECK_EVERY_S = 0.2;"
+            "s.main([sys.argv[1]])")
+    helper = subprocess.Popen([sys.executable, "-c", code, sock], env={**os.environ, "ROSE_CHILD": "1",
+                                                                       "ROSE_WARM_IDLE_S": "600"})
+    try:
+        _wait_socket()
+        assert helper.poll() is None
+        stamp.write_text("v2")              # rose's code changed
+        helper.wait(timeout=HANG_S)         # it leaves by itself
+        assert not os.path.exists(sock)
+    finally:
+        if helper.poll() is None:
+            helper.kill()
+            helper.wait(timeout=HANG_S)

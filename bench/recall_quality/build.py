@@ -20,9 +20,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from authoring import (lessons_corvid, lessons_dev, lessons_extra, lessons_infra, lessons_ops,  # noqa: E402
-                       lessons_quality, lessons_services)
-from authoring.prompts_src import PROMPTS  # noqa: E402
+from authoring import (lessons_corvid, lessons_dev, lessons_extra, lessons_infra, lessons_long,  # noqa: E402
+                       lessons_ops, lessons_quality, lessons_services)
+from authoring.prompts_src import LONG_PROMPTS, OFFTOPIC_PROMPTS, PROMPTS  # noqa: E402
 
 FAMILIES = {
     "deploy": lessons_infra.DEPLOY, "database": lessons_infra.DATABASE,
@@ -41,7 +41,7 @@ def lesson_id(key: str) -> str:
 def lessons() -> list[dict]:
     out = []
     for family, rows in FAMILIES.items():
-        rows = rows + lessons_extra.EXTRA.get(family, [])
+        rows = rows + lessons_extra.EXTRA.get(family, []) + lessons_long.LONG.get(family, [])
         for key, title, gist, body, tags in rows:
             out.append({"id": lesson_id(key), "key": key, "family": family, "title": title, "gist": gist,
                         "body": body, "tags": tags.split()})
@@ -49,8 +49,10 @@ def lessons() -> list[dict]:
 
 
 def prompts(by_key: dict[str, dict]) -> list[dict]:
+    """Ids are positional (q001 ...): the long-lesson prompts and the off-topic ones (needs empty) come last."""
     out = []
-    for n, (text, keys, unnamed) in enumerate(PROMPTS, 1):
+    rows = PROMPTS + LONG_PROMPTS + [(text, "", False) for text in OFFTOPIC_PROMPTS]
+    for n, (text, keys, unnamed) in enumerate(rows, 1):
         ks = keys.split()
         missing = [k for k in ks if k not in by_key]
         if missing:
@@ -89,10 +91,10 @@ def check(ls: list[dict], ps: list[dict]) -> list[str]:
         if not re.fullmatch(r"n_[0-9a-f]{6}", x["id"]):
             problems.append(f"bad id {x['id']}")
         sentences = len(re.findall(r"[.!?](\s|$)", x["body"]))
-        if not 1 <= sentences <= 6:
+        if not 1 <= sentences <= 6 and not (x["key"].startswith("long-") and x["body"].count("## ") >= 4):
             problems.append(f"{x['key']}: body has {sentences} sentences")
     for p in ps:
-        if not 1 <= len(p["needs"]) <= 3:
+        if not 1 <= len(p["needs"]) <= 3 and not (p["needs"] == [] and not p["unnamed"]):
             problems.append(f"{p['id']}: needs {len(p['needs'])} lessons")
         if p["unnamed"]:
             for nid in p["needs"]:
@@ -113,7 +115,8 @@ def main() -> int:
         print("PROBLEM", line)
     fams = {x["family"] for x in ls}
     unused = {x["key"] for x in ls} - {k for p in ps for k in p["needs_keys"]}
-    print(f"{len(ls)} lessons in {len(fams)} families, {len(ps)} prompts, "
+    print(f"{len(ls)} lessons in {len(fams)} families ({sum(x['key'].startswith('long-') for x in ls)} long), "
+          f"{len(ps)} prompts ({sum(not p['needs'] for p in ps)} off-topic), "
           f"{sum(p['unnamed'] for p in ps)} unnamed, {sum(len(p['needs']) > 1 for p in ps)} multi-lesson, "
           f"{len(unused)} lessons needed by no prompt")
     if not args.check and not problems:

@@ -438,12 +438,86 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_route(args: argparse.Namespace) -> int:
+    """Selection rules: list them with their record and the growth ratio, teach one, or forget one."""
+    from rose import routing
+
+    layers = _layers(args)
+    stores = layers.require_any()
+    if args.forget:
+        path = routing.forget([s.routing_dir for s in stores], args.forget)
+        if args.json:
+            _print_json({"forgotten": args.forget, "path": str(path)})
+        else:
+            print(f"forgot {args.forget} ({path})")
+        return 0
+    if args.when or args.then:
+        if not (args.when and args.then):
+            raise RoseError("teaching a rule takes both --when \"<a kind of task>\" and --then \"<where to look>\"")
+        store = layers.project or stores[0]
+        look_in = [f for chunk in (args.look_in or []) for f in chunk.split(",") if f] \
+            or ([] if args.skip else routing.folders_named(args.then))
+        skip = [f for chunk in (args.skip or []) for f in chunk.split(",") if f]
+        rule = routing.save_rule(store.routing_dir, args.when, args.then, look_in=look_in, skip=skip,
+                                 source="manual")
+        if args.json:
+            _print_json({**rule.to_dict(), "path": str(store.routing_dir / f"{rule.id}.yaml")})
+        else:
+            print(f"rule {rule.id} stored: {rule.text()[2:]}")
+            print(f"  {routing.growth(stores).line()}")
+        return 0
+    rules, problems = routing.load_rules([s.routing_dir for s in stores])
+    given = {r.id for r in routing.within_cap(rules, layers.settings().routing.max_tokens)}
+    g = routing.growth(stores)
+    ranked = sorted(rules, key=lambda r: (-r.record, -r.tried, r.id))
+    if args.json:
+        _print_json({"rules": [{**r.to_dict(), "record": round(r.record, 4), "precision": r.precision,
+                                "recall": r.recall, "within_cap": r.id in given} for r in ranked],
+                     "growth": {"rules": g.rules, "lessons": g.lessons, "ratio": round(g.ratio, 4)},
+                     "problems": [{"path": str(p), "reason": why} for p, why in problems]})
+        return 0
+    if not rules:
+        print("no selection rules yet (the learner writes them after sessions; `rose route --when ... --then ...`)")
+    for r in ranked:
+        record = (f"helped {r.helped}/{r.tried} selections, precision {r.precision:.2f}, recall {r.recall:.2f}"
+                  if r.tried else "not tried yet")
+        cap = "" if r.id in given else "  [over routing.max_tokens: not sent]"
+        folders = (" look in " + ", ".join(r.look_in) if r.look_in else "") + (
+            " skip " + ", ".join(r.skip) if r.skip else "")
+        print(f"{r.id}  {r.text()[2:]}{cap}")
+        print(f"    {record};{folders or ' no folder named'} ({r.source})")
+    for path, why in problems:
+        print(f"unreadable: {path}: {why}")
+    print(g.line())
+    return 0
+
+
+def cmd_eval_recall(args: argparse.Namespace) -> int:
+    from rose import evalrecall
+
+    layers = _layers(args)
+    layers.require_any()
+    settings = layers.settings()
+    arms = tuple(a for chunk in (args.arms or []) for a in chunk.split(",") if a) or evalrecall.ARMS
+    unknown = [a for a in arms if a not in evalrecall.ARMS]
+    if unknown:
+        raise RoseError(f"unknown arm(s) {', '.join(unknown)}: choose from {', '.join(evalrecall.ARMS)}")
+    judge = _judge(layers, settings) if any(a != "hybrid" for a in arms) else None
+    report = evalrecall.evaluate(layers, judge, settings, arms=arms, limit=args.limit)
+    if args.json:
+        _print_json(report.to_dict())
+    else:
+        print(evalrecall.render(report))
+    return 0
+
+
 def cmd_install(args: argparse.Namespace) -> int:
     from rose.install import Scope, agents_for, install_agents, render_reports, uninstall
 
     cwd = Path(args.cwd) if args.cwd else Path.cwd()
     if args.command == "install":  # with --agent auto, an agent not found gets a "skipped (why)" report
-        reports = install_agents(args.agent, Scope(args.scope), cwd, Path.home(), dry_run=args.dry_run)
+        reports = install_agents(args.agent, Scope(args.scope), cwd, Path.home(), dry_run=args.dry_run,
+                                 mcp=not args.no_mcp)
     else:  # uninstalling from an agent that was never wired is a no-op, so "auto" means all here
         agent = "all" if args.agent == "auto" else args.agent
         reports = [uninstall(a, Scope(args.scope), cwd, Path.home(), dry_run=args.dry_run) for a in agents_for(agent)]
@@ -458,6 +532,96 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from rose.demo import run_demo
 
     return run_demo(keep=args.keep, out=sys.stdout)
+
+
+# -- where users already are (issue #16): the MCP server, rule-file import, the visual view, the defect report -----
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from rose.mcp.server import serve
+
+    serve(Path(args.cwd) if args.cwd else None)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from rose.importers import import_paths
+    from rose.model import Scope
+
+    layers = _layers(args)
+    settings = layers.settings()
+    scope = Scope(args.scope)
+    judge = None if args.dry_run else _judge_for_import(layers, scope, settings)
+    base = Path(args.cwd) if args.cwd else Path.cwd()
+    result = import_paths(layers, [base / p for p in args.paths], scope=scope, dry_run=args.dry_run,
+                          prune=args.prune, settings=settings, judge=judge)
+    if args.json:
+        _print_json(result.to_dict())
+    else:
+        print(result.render())
+    return 1 if result.errors else 0
+
+
+def _judge_for_import(layers, scope, settings):
+    from rose.judge import Judge
+
+    return Judge.for_store(layers.writable(scope), settings)
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from rose import view
+
+    layers = _layers(args)
+    data = view.collect(layers)
+    out = Path(args.out) if args.out else view.default_path(layers)
+    view.write(data, out)
+    if args.json and not args.serve:
+        _print_json({"path": str(out), "lessons": len(data["nodes"]), "conflicts": len(data["conflicts"])})
+        return 0
+    print(f"wrote {out} ({len(data['nodes'])} lessons, {len(data['conflicts'])} open conflicts)")
+    if args.serve:
+        view.serve(out, port=args.port, announce=print)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from rose import defect
+
+    layers = _layers(args)
+    report = defect.build(layers, args.about)
+    out = Path(args.out) if args.out else defect.default_path(args.about)
+    defect.write(report, out)
+    if args.json:
+        _print_json({"path": str(out), "about": report.about, "sections": [s.title for s in report.sections],
+                     "matches": report.matches})
+    else:
+        print(f"wrote {out}: a redacted defect report about {report.about!r} ({report.matches} matching trace(s) "
+              "and event(s)); it was sent nowhere. Read it, then attach it to an issue if you like.")
+    return 0
+
+
+def _add_where_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
+    command("mcp", cmd_mcp, "serve rose's tools (search, show, add, used) and lessons over MCP on stdio "
+            "(what `rose install` registers; needs the mcp extra)")
+
+    p = command("import", cmd_import, "turn CLAUDE.md, AGENTS.md, .cursorrules, .cursor/rules/*.mdc or "
+                ".github/copilot-instructions.md into lessons (a rule or section each), reconciled and idempotent")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="rule files, or folders to look in for them")
+    p.add_argument("--dry-run", action="store_true", help="show what would be added, updated or removed; write "
+                   "nothing")
+    p.add_argument("--scope", choices=["project", "global"], default="project",
+                   help="project (default): this repository's lessons; global: your rules for every project")
+    p.add_argument("--prune", action="store_true", help="archive the lessons whose piece is gone from its file "
+                   "(by default they are only reported)")
+
+    p = command("view", cmd_view, "write a self-contained HTML view of the lesson graph (and --serve it on "
+                "127.0.0.1)")
+    p.add_argument("--out", help="the HTML file (default: rose-view.html in the project store's cache/)")
+    p.add_argument("--serve", action="store_true", help="serve it on 127.0.0.1 until interrupted")
+    p.add_argument("--port", type=int, default=0, help="port for --serve (default: any free one)")
+
+    p = command("report", cmd_report, "write a redacted defect report about a topic to a file (sends nothing)")
+    p.add_argument("--about", required=True, help="what went wrong, in a few words (matched against traces and "
+                   "events)")
+    p.add_argument("--out", help="the report file (default: rose-report-<topic>-<time>.md in the current folder)")
 
 
 # -- parser ---------------------------------------------------------------------------------------------------
@@ -561,6 +725,20 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--session", help="read this session's served record (tiers); never written")
         p.add_argument("--selector", choices=["fork", "judge", "hybrid"], help="override recall.selector")
 
+    p = command("route", cmd_route, "selection rules (where to look for a kind of task): their record and the "
+                                    "growth ratio; teach one with --when/--then, delete one with --forget")
+    p.add_argument("--when", help="the kind of task, e.g. \"the task runs the integration tests\"")
+    p.add_argument("--then", help="where to look or what to skip, e.g. \"read nodes/testing/ first\"")
+    p.add_argument("--look-in", action="append", help="lesson folders the rule points at (default: those --then "
+                                                     "names as nodes/<folder>/); comma-separated, may repeat")
+    p.add_argument("--skip", action="append", help="lesson folders the rule rules out; comma-separated, may repeat")
+    p.add_argument("--forget", metavar="ID", help="delete this rule")
+
+    p = command("eval-recall", cmd_eval_recall, "replay recorded episodes (prompt -> lessons used) through every "
+                                                "selector arm against the apex walk: precision, recall, tokens, calls")
+    p.add_argument("--arms", action="append", help="comma-separated: apex, hybrid, judge, fork (default: all)")
+    p.add_argument("--limit", type=int, default=0, help="the newest N episodes only (0 = all)")
+
     for name, text in (("install", "wire rose's hooks into Claude Code and Codex (this project, or --scope user)"),
                        ("uninstall", "remove exactly what rose install added")):
         p = command(name, cmd_install, text)
@@ -569,11 +747,15 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--agent", choices=["auto", "claude", "codex", "all"], default="auto",
                        help="auto: the agents found on this machine")
         p.add_argument("--dry-run", action="store_true", help="show what would change; write nothing")
+        if name == "install":
+            p.add_argument("--no-mcp", action="store_true", help="wire the hooks only, without registering "
+                           "rose's MCP server")
 
     sub.add_parser("hook", help="the hook entry point agents call: rose hook <claude|codex> <Event> (JSON on stdin)")
 
     p = command("demo", cmd_demo, "run rose on a throwaway demo store and show what it does")
     p.add_argument("--keep", action="store_true", help="keep the demo folder and print its path")
+    _add_where_commands(command)
     return parser
 
 

@@ -322,18 +322,19 @@ def _section_names() -> set[str]:
 
 
 def env_overrides(env: Any = None) -> dict[str, dict[str, str]]:
-    """`ROSE_AGENT_BACKEND=codex` -> {"agent": {"backend": "codex"}}: settings from the user's own environment."""
+    """`ROSE_AGENT_BACKEND=codex` -> {"agent": {"backend": "codex"}}: settings from the user's own environment.
+
+    Only names of settings this rose knows are read: other ROSE_* variables (ROSE_HOME, a test harness's
+    ROSE_AGENT_CLIS_DIR, a newer rose's knob) are not settings, and are not reported as problems either."""
     from rose import environment
 
     env = environment.current() if env is None else env
-    sections = _section_names()
+    known = {f"{ENV_PREFIX}{k.section.upper()}_{k.name.upper()}": k for k in _all_knobs()}
     out: dict[str, dict[str, str]] = {}
     for key, value in env.items():
-        if not key.startswith(ENV_PREFIX):
-            continue
-        section, _, name = key[len(ENV_PREFIX):].lower().partition("_")
-        if section in sections and name:
-            out.setdefault(section, {})[name] = value
+        knob = known.get(key)
+        if knob is not None:
+            out.setdefault(knob.section, {})[knob.name] = value
     return out
 
 

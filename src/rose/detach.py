@@ -60,3 +60,39 @@ def spawn_detached(argv: list[str], log: Path, cwd: Path | None = None, *, keep_
 
 def python_module(module: str, *args: str) -> list[str]:
     return [sys.executable, "-m", module, *args]
+
+
+class RedactedStream:
+    """stdout/stderr for a detached process (the learner, the warm helper): whole lines, redacted, then written to
+    the log it was started with, so a traceback quoting a secret never reaches that log as it was."""
+
+    def __init__(self, raw) -> None:  # type: ignore[no-untyped-def]
+        self.raw = raw
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        from rose.redact import redact
+
+        self.pending += text
+        while "\n" in self.pending:
+            line, self.pending = self.pending.split("\n", 1)
+            self.raw.write(redact(line) + "\n")
+        self.raw.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pending:
+            from rose.redact import redact
+
+            self.raw.write(redact(self.pending))
+            self.pending = ""
+        self.raw.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+def redact_own_output() -> None:
+    """Called first thing by a detached process: everything it prints goes through the redactor."""
+    sys.stderr = RedactedStream(sys.stderr)  # type: ignore[assignment]
+    sys.stdout = RedactedStream(sys.stdout)  # type: ignore[assignment]

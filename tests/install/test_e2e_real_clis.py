@@ -229,9 +229,11 @@ def test_codex_own_config_edits_keep_rose_trust_and_uninstall_keeps_theirs(codex
     cp = run_codex_exec(["--trust", PROMPT], cwd=project, home=home, input="")
     _ok(cp, "codex exec --trust")
     edited = config.read_text()
-    assert "trust_level" in edited[len(original):] and edited.count("# rose-managed:") == 4
+    # four trust entries and rose's MCP server, each marked
+    assert "trust_level" in edited[len(original):] and edited.count("# rose-managed:") == 5
     assert all(h["trustStatus"] == "trusted" for h in codex_list_hooks(home, project))
     report = uninstall(Agent.CODEX, Scope.USER, project, home)
     left = config.read_text()
     assert left.startswith(original) and "trust_level" in left and "hooks.state" not in left
+    assert "mcp_servers" not in left
     assert any("pre-install copy" in note for note in report.notes)

@@ -150,6 +150,9 @@ def test_rose_install_wired_claude_in_that_home_and_said_it_skipped_codex(machin
     for event, [command] in commands.items():
         assert command == f"{program} hook claude {event} # rose-managed"
     assert not (machine.home / ".codex").exists()
+    # dev.py install brings the MCP SDK, so rose install registered `rose mcp` beside the hooks
+    server = json.loads((machine.home / ".claude.json").read_text())["mcpServers"]["rose"]
+    assert [server["command"], *server["args"]] == [str(machine.venv / "bin" / "rose"), "mcp"]
 
 
 def test_rose_doctor_reports_the_hooks_resolving(machine: Machine) -> None:

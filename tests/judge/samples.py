@@ -76,15 +76,25 @@ def samples() -> list[Sample]:
         more_good=[{"nodes": []}]))
 
     good = {"decision": "rule", "when": "the task runs the integration tests", "then": "read nodes/testing/ first",
-            "reason": "the testing lessons were used"}
-    refuse = {"decision": "refuse", "when": None, "then": None, "reason": "only says n_abc is rarely useful"}
+            "look_in": ["testing"], "skip": [], "reason": "the testing lessons were used"}
+    refuse = {"decision": "refuse", "when": None, "then": None, "look_in": [], "skip": [],
+              "reason": "only says n_abc is rarely useful"}
     out.append(Sample(
-        calls.ROUTE, calls.RouteRequest("run the integration tests", list(CANDS), ["n_aa01"]), good,
+        calls.ROUTE, calls.RouteRequest("run the integration tests", list(CANDS), ["n_aa01"],
+                                        families=["testing", "deploy"]), good,
         bad={"wrong enum": edit(good, lambda a: a.update(decision="maybe")),
              "missing when": edit(good, lambda a: a.pop("when")),
-             "when too long": edit(good, lambda a: a.update(when="x" * 301))},
+             "when too long": edit(good, lambda a: a.update(when="x" * 301)),
+             "when too short to be a kind of task": edit(good, lambda a: a.update(when="always")),
+             "bad folder name": edit(good, lambda a: a.update(look_in=["../etc"]))},
         bad_checks={"rule without then": edit(good, lambda a: a.update(then=None)),
-                    "when names a lesson": edit(good, lambda a: a.update(when="n_aa01 is rarely useful"))},
+                    "when names a lesson": edit(good, lambda a: a.update(when="n_aa01 is rarely useful")),
+                    "when holds for every task": edit(good, lambda a: a.update(when="any task at all")),
+                    "when is about a lesson's record": edit(good, lambda a: a.update(
+                        when="the retry lesson is rarely useful")),
+                    "no folder": edit(good, lambda a: a.update(look_in=[])),
+                    "unknown folder": edit(good, lambda a: a.update(look_in=["nowhere"])),
+                    "folders on a refusal": edit(refuse, lambda a: a.update(skip=["deploy"]))},
         more_good=[refuse]))
 
     good = {"outcome": "success", "accepted_summary": "Added retries with backoff to the uploader.",

@@ -100,6 +100,12 @@ class StandIn:
         path = self.folder / "record.jsonl"
         return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
+    @property
+    def recorded(self) -> bool:
+        """True once a run has written its whole record line (a reader may otherwise catch it mid-write)."""
+        path = self.folder / "record.jsonl"
+        return path.exists() and path.read_text().endswith("\n")
+
 
 def alive(pid: int) -> bool:
     """True while `pid` runs; a zombie (killed, not yet reaped by its new parent) counts as dead."""

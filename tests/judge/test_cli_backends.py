@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,8 @@ from rose.judge import BackendRequest, FailureKind, Judge, JudgeFailure, calls, 
 from rose.judge.backends.claude_cli import ClaudeCli
 from rose.judge.backends.codex_cli import CodexCli
 from rose.judge.schema import strict_form
+
+from tests.support.waits import hold_deadline, wait_until
 
 from .samples import by_name
 from .standins import StandIn, alive
@@ -107,20 +108,19 @@ def test_claude_failures(claude: StandIn, mode: str, kind: FailureKind):
 
 
 @pytest.mark.parametrize("flavour", ["claude", "codex"])
-def test_a_hung_cli_times_out_and_its_whole_process_group_is_killed(tmp_path: Path, flavour: str):
+def test_a_hung_cli_times_out_and_its_whole_process_group_is_killed(tmp_path: Path, flavour: str, monkeypatch):
     stand = StandIn(tmp_path / f"bin-{flavour}", flavour).behave("hang")
     backend = ClaudeCli(str(stand.path)) if flavour == "claude" else CodexCli(str(stand.path))
-    start = time.monotonic()
+    # The 1.5 s deadline starts once the stand-in has started its grandchild and recorded both pids (a loaded
+    # machine may take longer than that just to start Python); from then on it sleeps 300 s, so only a kill ends it.
+    gate = hold_deadline(monkeypatch, lambda: stand.recorded)
     with pytest.raises(JudgeFailure) as err:
         ask(backend, timeout_s=1.5)
     assert err.value.kind is FailureKind.TIMEOUT and "process group killed" in err.value.detail
-    assert time.monotonic() - start < 10
+    assert gate.deadlines == [1.5]
     [run] = stand.records
-    deadline = time.monotonic() + 5
-    while (alive(run["pid"]) or alive(run["grandchild"])) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(run["pid"]), "the CLI survived its timeout"
-    assert not alive(run["grandchild"]), "the CLI's child was orphaned instead of killed"
+    wait_until(lambda: not alive(run["pid"]), "the CLI to die (it survived its timeout)")
+    wait_until(lambda: not alive(run["grandchild"]), "the CLI's child to die (orphaned instead of killed)")
 
 
 @pytest.mark.parametrize("flavour", ["claude", "codex"])
@@ -228,3 +228,30 @@ def test_probe_reports_latency_or_the_exact_failure(claude: StandIn, tmp_path: P
     assert result.line().startswith("claude (default): exit: exit 1: boom")
     result = probe(None)
     assert not result.ok and result.failure == "no_backend" and result.line().startswith("no backend")
+
+
+def test_an_interruption_while_a_cli_starts_ends_it_instead_of_orphaning_it(tmp_path, monkeypatch) -> None:
+    """The learner's alarm can land inside Popen, before there is a handle on the child: it is held until there is
+    one, and then the child's whole group is killed with it."""
+    import subprocess as real
+
+    from rose.judge.backends import _proc
+
+    pid_file = tmp_path / "child.pid"
+    started: list[int] = []
+
+    class Popen(real.Popen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self.pid)
+            _proc.interrupt(KeyboardInterrupt())   # as the alarm would, inside Popen, before run() has `proc`
+
+    monkeypatch.setattr(_proc.subprocess, "Popen", Popen)
+    import pytest
+
+    with pytest.raises(KeyboardInterrupt):
+        _proc.run(["/bin/sh", "-c", f"echo $$ > {pid_file}; exec sleep 300"], stdin="", env={"PATH": "/usr/bin:/bin"},
+                  cwd=str(tmp_path), timeout_s=600)
+    from tests.support.processes import alive
+
+    assert started and not alive(started[0]), "the CLI started during the interruption was left running"

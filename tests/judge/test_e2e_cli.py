@@ -6,6 +6,7 @@ control), forking a live session really carries its context, and the accounting 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -20,7 +21,8 @@ from tests.support.agent_clis import (claude_bin, claude_env, claude_transcripts
                                       codex_trust_hooks, read_hook_log, run_claude, run_codex_exec,
                                       write_claude_project_hooks, write_codex_config, write_codex_hooks,
                                       write_recorder_hook)
-from tests.support.mock_model_server import STRUCTURED_OUTPUT_TOOL, Error, Structured, Text, ToolUse
+from tests.support.mock_model_server import HELD, STRUCTURED_OUTPUT_TOOL, Delay, Error, Structured, Text, ToolUse
+from tests.support.waits import hold_deadline, wait_until
 
 from .samples import by_name
 
@@ -267,23 +269,37 @@ def processes_with_home(home: Path) -> list[int]:
 
 
 @pytest.mark.parametrize("flavour", ["claude", "codex"])
-def test_a_real_cli_past_its_deadline_is_killed_with_everything_it_started(mock, home: Path, flavour: str):
-    import time
-
-    from tests.support.mock_model_server import Delay
-
-    mock.handler = lambda req: Delay(60)
+def test_a_real_cli_past_its_deadline_is_killed_with_everything_it_started(mock, home: Path, flavour: str,
+                                                                            monkeypatch):
+    """The mock holds every model request open (it never answers), so the CLI cannot finish: it can only be killed.
+    The judge's deadline (4 s) starts once the CLI has reached the mock, i.e. once it is fully up with every process it
+    starts; before that there is no race to lose, however slow the machine. Past the deadline, the CLI and all it
+    started must be gone, and all of it was in the one process group the judge kills."""
+    mock.handler = lambda req: Delay(HELD)
     if flavour == "claude":
         backend = ClaudeCli(str(claude_bin()), env=claude_env(home, mock.url))
     else:
         write_codex_config(home, mock.openai_base_url)
         backend = CodexCli(str(codex_bin()), env=codex_env(home))
-    start = time.monotonic()
+    started: dict[int, int] = {}  # pid -> process group, of everything with this HOME once the CLI is up
+
+    def cli_is_up() -> bool:
+        if not mock.model_requests():
+            return False
+        for pid in processes_with_home(home):
+            try:
+                started[pid] = os.getpgid(pid)
+            except ProcessLookupError:
+                pass
+        return True
+
+    gate = hold_deadline(monkeypatch, cli_is_up)
     with pytest.raises(JudgeFailure) as err:
         Judge(backend, timeout_s=4).ask(calls.SCOPE, S["scope"].request, stage="consolidation")
-    assert err.value.kind is FailureKind.TIMEOUT and time.monotonic() - start < 15
-    mock.wait_for(lambda r: r.api != "other", timeout=1)  # it did reach the model before the deadline
-    deadline = time.monotonic() + 5
-    while processes_with_home(home) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert processes_with_home(home) == []
+    assert err.value.kind is FailureKind.TIMEOUT and "process group killed" in err.value.detail
+    [cli] = gate.children
+    assert gate.deadlines == [4]                      # the judge's own deadline is the one that expired
+    assert mock.model_requests(), "the CLI never reached the model"
+    assert cli.pid in started and set(started.values()) == {cli.pid}, started  # all of it in the CLI's group
+    wait_until(lambda: not processes_with_home(home), lambda: f"the {flavour} processes to be gone: still "
+               f"{processes_with_home(home)}")

@@ -11,7 +11,7 @@ from rose.judge import FailureKind, Judge, JudgeFailure, calls, make_backend
 from rose.judge.backends.anthropic_http import DEFAULT_MODEL, AnthropicHttp
 from rose.judge.backends.openai_http import OpenAIHttp
 from rose.judge.schema import strict_form
-from tests.support.mock_model_server import Delay, Error, Structured, Text
+from tests.support.mock_model_server import HELD, Delay, Error, Structured, Text
 
 from .samples import by_name
 
@@ -36,7 +36,7 @@ BACKENDS = {"openai": openai, "anthropic": anthropic}
 def test_openai_sends_a_strict_json_schema_and_reads_the_structured_answer(mock):
     s = S["relevance"]
     mock.enqueue(Structured(s.good, input_tokens=321, output_tokens=45))
-    judge = Judge(openai(mock), timeout_s=10)
+    judge = Judge(openai(mock), timeout_s=60)
     answer = judge.ask(calls.RELEVANCE, s.request, stage="recall")
     assert answer.ids(calls.Verdict.DESCEND) == ["n_cc03"]
     [req] = mock.model_requests("chat")
@@ -90,7 +90,7 @@ def test_openai_refusal_is_its_own_failure(mock):
 def test_anthropic_forces_the_tool_and_reads_its_input(mock):
     s = S["assess"]
     mock.enqueue(Structured(s.good, input_tokens=900, output_tokens=60))
-    judge = Judge(anthropic(mock), timeout_s=10)
+    judge = Judge(anthropic(mock), timeout_s=60)
     answer = judge.ask(calls.ASSESS, s.request, stage="attribution")
     assert answer.used == ["n_aa01"]
     [req] = mock.model_requests("anthropic")
@@ -111,9 +111,17 @@ def test_anthropic_reports_tokens_and_honours_the_configured_model(mock):
     assert mock.model_requests()[0].body["model"] == "claude-sonnet-4-5"
 
 
-def test_anthropic_base_url_with_or_without_v1(mock):
+@pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/"])
+def test_anthropic_base_url_with_or_without_v1(mock, suffix: str):
+    """The same endpoint is reached whether the configured base URL names /v1 or not: the request lands on the
+    mock's /v1/messages, and only there."""
     assert AnthropicHttp("https://api.anthropic.com").url == "https://api.anthropic.com/v1/messages"
-    assert AnthropicHttp("http://proxy.local/v1/").url == "http://proxy.local/v1/messages"
+    mock.enqueue(Structured(S["scope"].good))
+    backend = AnthropicHttp(mock.anthropic_base_url + suffix, "", api_key_env="ROSE_TEST_ANTHROPIC_KEY",
+                            env={"ROSE_TEST_ANTHROPIC_KEY": "sk-ant-test"})
+    Judge(backend, timeout_s=60).ask(calls.SCOPE, S["scope"].request, stage="consolidation")
+    [request] = mock.model_requests()
+    assert request.path == "/v1/messages" and request.api == "anthropic"
 
 
 def test_anthropic_without_a_tool_use_block_is_unparseable(mock):
@@ -130,7 +138,7 @@ def test_anthropic_without_a_tool_use_block_is_unparseable(mock):
 def test_http_errors_are_http_failures_with_the_status(mock, name, status):
     mock.enqueue(Error(status, "mock says no"))
     with pytest.raises(JudgeFailure) as err:
-        Judge(BACKENDS[name](mock), timeout_s=5).ask(calls.SCOPE, S["scope"].request, stage="consolidation")
+        Judge(BACKENDS[name](mock), timeout_s=60).ask(calls.SCOPE, S["scope"].request, stage="consolidation")
     assert err.value.kind is FailureKind.HTTP and err.value.status == status
     assert "mock says no" in str(err.value)
     assert len(mock.model_requests()) == 1  # not retried
@@ -138,7 +146,7 @@ def test_http_errors_are_http_failures_with_the_status(mock, name, status):
 
 @pytest.mark.parametrize("name", BACKENDS)
 def test_a_reply_slower_than_the_timeout_is_a_timeout(mock, name):
-    mock.enqueue(Delay(10, Structured(S["scope"].good)))
+    mock.enqueue(Delay(HELD, Structured(S["scope"].good)))  # no answer before the mock closes: never a race to win
     with pytest.raises(JudgeFailure) as err:
         Judge(BACKENDS[name](mock), timeout_s=0.5).ask(calls.SCOPE, S["scope"].request, stage="consolidation")
     assert err.value.kind is FailureKind.TIMEOUT
@@ -148,7 +156,7 @@ def test_a_reply_slower_than_the_timeout_is_a_timeout(mock, name):
 def test_a_schema_breaking_answer_is_retried_once_then_fails(mock, name):
     mock.enqueue(Structured({"scope": "local", "reason": "x"}), Structured({"scope": "everywhere", "reason": "x"}))
     with pytest.raises(JudgeFailure) as err:
-        Judge(BACKENDS[name](mock), timeout_s=5).ask(calls.SCOPE, S["scope"].request, stage="consolidation")
+        Judge(BACKENDS[name](mock), timeout_s=60).ask(calls.SCOPE, S["scope"].request, stage="consolidation")
     assert err.value.kind is FailureKind.SCHEMA and "'everywhere' is not one of" in str(err.value)
     first, second = mock.model_requests()
     assert "previous answer was rejected" in second.body_text and "'local' is not one of" in second.body_text
@@ -157,7 +165,7 @@ def test_a_schema_breaking_answer_is_retried_once_then_fails(mock, name):
 @pytest.mark.parametrize("name", BACKENDS)
 def test_a_schema_breaking_answer_then_a_good_one_succeeds(mock, name):
     mock.enqueue(Structured({"scope": "local", "reason": "x"}), Structured(S["scope"].good))
-    answer = Judge(BACKENDS[name](mock), timeout_s=5).ask(calls.SCOPE, S["scope"].request, stage="consolidation")
+    answer = Judge(BACKENDS[name](mock), timeout_s=60).ask(calls.SCOPE, S["scope"].request, stage="consolidation")
     assert answer.scope.value == "global" and len(mock.model_requests()) == 2
 
 
@@ -240,4 +248,4 @@ def _request(name: str):
     from rose.judge import BackendRequest
 
     s = S[name]
-    return BackendRequest(call=name, prompt=s.call.render(s.request), schema=s.call.schema, timeout_s=5)
+    return BackendRequest(call=name, prompt=s.call.render(s.request), schema=s.call.schema, timeout_s=60)

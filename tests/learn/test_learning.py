@@ -25,6 +25,20 @@ from rose.store import Layers
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts"
 
 
+@pytest.fixture(autouse=True)
+def learners_started(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The Stop and SessionEnd hooks hand their work to a detached learner (`rose.learn.jobs.request_learning`
+    marks the store and starts one through `spawn_learner`). These tests run the learner themselves, in-process with
+    a scripted judge, so a real detached learner would race them for the same queued job and its per-session lock (a
+    learner that finds it held gives up after 0.5 s, and which one gets it first depends on the machine's load).
+    Here the start is recorded, not made; everything else about the hand-off happens as usual."""
+    import rose.learn.jobs as jobs
+
+    started: list[int] = []
+    monkeypatch.setattr(jobs, "spawn_learner", lambda lock_fd: started.append(lock_fd))
+    return started
+
+
 def call_hook(agent: str, event: str, data: dict) -> dict:
     out = io.StringIO()
     hook([agent, event], io.BytesIO(json.dumps(data).encode()), out)
@@ -86,11 +100,16 @@ def test_nudge_thresholds_and_backoff() -> None:
 
 def test_failures_and_turns_are_occasions_too() -> None:
     rs = ReflectionSettings(nudge_after_tool_calls=99, nudge_after_turns=2, min_surprises=2, nudge_cooldown_s=0)
-    assert "failed tool calls" in reflect.decide({}, TurnCounts(failures=2), rs, 1).reason
-    assert "turns" in reflect.decide({}, TurnCounts(user_turns=2), rs, 1).reason
+    failures = reflect.decide({}, TurnCounts(failures=2), rs, 1)
+    turns = reflect.decide({}, TurnCounts(user_turns=2), rs, 1)
+    assert failures.reflect and "2 failed tool calls" == failures.reason
+    assert turns.reflect and "2 turns" == turns.reason
+    below = reflect.decide({}, TurnCounts(failures=1, user_turns=1), rs, 1)   # one of each is not an occasion
+    assert not below.reflect and below.reason == "not enough substance yet"
 
 
-def test_stop_hook_counts_only_new_lines_and_queues_a_reflection(no_cache_settings: Layers, tmp_path: Path) -> None:
+def test_stop_hook_counts_only_new_lines_and_queues_a_reflection(no_cache_settings: Layers, tmp_path: Path,
+                                                                 learners_started: list[int]) -> None:
     layers = no_cache_settings
     transcript = tmp_path / "t.jsonl"
     shutil.copy(FIXTURES / "claude_rich.jsonl", transcript)
@@ -101,7 +120,9 @@ def test_stop_hook_counts_only_new_lines_and_queues_a_reflection(no_cache_settin
     assert call_hook("claude", "Stop", stop) == {}
     jobs = queued(layers.project)
     assert [j.kind.value for _p, j in jobs] == ["reflect"]      # 7 tool calls in the fixture >= 5
+    assert len(learners_started) == 1                           # and handed to a learner
     assert call_hook("claude", "Stop", stop) == {}               # nothing new since the last Stop
+    assert len(learners_started) == 1
     state = json.loads((layers.project.sessions_dir / "s-stop.json").read_text())
     assert state["reflection"]["tool_calls"] == 0 and "not enough substance" in state["reflection"]["last_decision"]
 
@@ -132,7 +153,7 @@ def _teach(layers: Layers, *lessons: tuple[str, str, list[str]]) -> list[str]:
 
 @pytest.mark.parametrize("agent,fixture", [("claude", "claude_rich"), ("codex", "codex_rich")])
 def test_a_whole_session_through_the_hooks(no_cache_settings: Layers, tmp_path: Path, agent: str,
-                                           fixture: str) -> None:
+                                           fixture: str, learners_started: list[int]) -> None:
     layers = no_cache_settings
     a, b = _teach(layers, ("Run the unit tests with uv", "Run the tests with `uv run pytest`.", ["tests"]),
                   ("Cache headers on API routes", "API routes set Cache-Control: no-store.", ["cache"]))
@@ -146,6 +167,7 @@ def test_a_whole_session_through_the_hooks(no_cache_settings: Layers, tmp_path: 
     assert call_hook(agent, "SessionEnd", {**base, "hook_event_name": "SessionEnd", "reason": "other"}) == {}
     jobs = queued(layers.project)
     assert [j.kind.value for _p, j in jobs] == ["session_end"]
+    assert len(learners_started) == 1                           # handed off; the learner is run here, below
 
     script = Script(
         assess=lambda r: {"outcome": "success", "accepted_summary": "fixed the tests",

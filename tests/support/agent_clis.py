@@ -497,7 +497,7 @@ class _JsonRpcPipe:
         self.proc.stdin.flush()
 
 
-def codex_list_hooks(home: PathLike, cwd: PathLike, *, timeout: float = 20.0) -> list:
+def codex_list_hooks(home: PathLike, cwd: PathLike, *, timeout: float = DEFAULT_TIMEOUT) -> list:
     """``hooks/list`` through ``codex app-server`` (JSON-RPC over stdio): every hook codex sees for ``cwd`` with its
     ``key`` (``<file>:<snake_event>:<group>:<handler>``), ``currentHash`` (``sha256:...``), ``trustStatus``
     (``untrusted`` | ``trusted`` | ``modified`` | ``managed``), ``source`` (``user`` | ``project`` | ...)."""
@@ -525,7 +525,7 @@ def codex_list_hooks(home: PathLike, cwd: PathLike, *, timeout: float = 20.0) ->
         except (subprocess.TimeoutExpired, BrokenPipeError):
             pass
         _kill_group(proc, only_if_alive=False)
-        proc.wait(timeout=5)
+        proc.wait(timeout=DEFAULT_TIMEOUT)
         if proc.stdout:
             proc.stdout.close()
     hooks = []

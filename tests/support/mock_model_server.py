@@ -44,6 +44,7 @@ __all__ = [
     "Structured",
     "Error",
     "Delay",
+    "HELD",
     "Reply",
     "RecordedRequest",
     "MockModelServer",
@@ -108,6 +109,10 @@ class Delay:
     seconds: float
     then: Optional["Reply"] = None
 
+
+HELD = 24 * 3600.0
+"""``Delay(HELD)``: a reply that never comes while a test runs. Only ``close()`` ends it (the client gets a 503), so a
+test that needs "the model has not answered" gets it for certain, not for as long as a timer outlasts a deadline."""
 
 Reply = Union[Text, ToolUse, Structured, Error, Delay]
 
@@ -522,6 +527,8 @@ class MockModelServer:
         self._queue: deque = deque()
         self._requests: list = []
         self._lock = threading.Lock()
+        self._recorded = threading.Condition(self._lock)  # notified on every recorded request (see wait_for)
+        self._count = 0  # requests recorded so far, never reset (clear() empties the list, not this)
         self._closing = threading.Event()
         self._errors: list = []
         self._ids = _Ids()
@@ -597,16 +604,23 @@ class MockModelServer:
         """Requests to the three model endpoints (optionally only ``anthropic`` / ``responses`` / ``chat``)."""
         return [r for r in self.requests if r.api != "other" and (api is None or r.api == api)]
 
-    def wait_for(self, predicate: Callable[[RecordedRequest], bool], timeout: float = 10.0) -> RecordedRequest:
-        """Wait until a recorded request satisfies ``predicate``; return it or raise TimeoutError."""
+    def wait_for(self, predicate: Callable[[RecordedRequest], bool], timeout: float = 60.0) -> RecordedRequest:
+        """Block until a recorded request satisfies ``predicate`` and return it (the first such, oldest first).
+
+        Event-driven: every recorded request wakes the waiter, so this returns as soon as the request arrives.
+        ``timeout`` only bounds a hang (a client that never comes); reaching it raises TimeoutError."""
         deadline = time.monotonic() + timeout
         while True:
-            for r in self.requests:
+            with self._recorded:
+                count, snapshot = self._count, list(self._requests)
+            for r in snapshot:  # outside the lock: a predicate may look at mock.requests itself
                 if predicate(r):
                     return r
-            if time.monotonic() >= deadline:
-                raise TimeoutError(f"no matching request within {timeout}s; got {[r.path for r in self.requests]}")
-            time.sleep(0.02)
+            with self._recorded:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"no matching request within {timeout}s; got {[r.path for r in snapshot]}")
+                self._recorded.wait_for(lambda: self._count != count, remaining)
 
     @property
     def handler_errors(self) -> list:
@@ -615,8 +629,10 @@ class MockModelServer:
 
     # -- internals --------------------------------------------------------------------------------------------------
     def _record(self, req: RecordedRequest) -> None:
-        with self._lock:
+        with self._recorded:
             self._requests.append(req)
+            self._count += 1
+            self._recorded.notify_all()
 
     def _choose(self, req: RecordedRequest) -> Reply:
         with self._lock:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -42,6 +43,12 @@ def _big_store(project: Path, n: int = 30) -> None:
     layers.close()
 
 
+def _granted_s(detail: str | None) -> float:
+    """How long a model call was given, from its failure: "no answer within 1.93s; ..." (0: not asked at all)."""
+    found = re.search(r"no answer within ([0-9.]+)s", detail or "")
+    return float(found.group(1)) if found else 0.0
+
+
 def _prompt(project: Path, prompt: str, session: str = "s", env: dict | None = None,
             timeout: float = 120) -> tuple[dict, float]:
     payload = json.dumps({"session_id": session, "cwd": str(project), "hook_event_name": "UserPromptSubmit",
@@ -59,15 +66,18 @@ def test_a_model_that_never_answers_costs_one_deadline_not_one_per_fallback(proj
     write_own_config(f"agent:\n  backend: claude\n  claude_command: {model}\nembed:\n  provider: none\n"
                      f"recall:\n  selector: {selector}\n  deadline_s: 2\n  selector_timeout_s: 30\n")
     _big_store(project)
-    data, took = _prompt(project, "how do I deploy step 3?")
+    data, _took = _prompt(project, "how do I deploy step 3?")
     # bounded by the deadline (2 s), never by the selector's own 30 s, nor by fork + judge + second pass in turn:
-    # the hook answered, from search, and said why. (The bound checked is generous: 30 s would mean no deadline.)
-    assert took < 30, took
+    # the hook answered, from search, and said why. What is checked is the time each model call was *given* (its
+    # failure says), not how long anything took: wall time is the machine's load, the grants are rose's decision.
     from rose.store import events
 
     calls = [e for e in events.read(project / ".rose" / "events.jsonl", kind="judge")]
     assert calls and all(e["failure"] == "timeout" for e in calls)
-    assert sum(e["ms"] for e in calls) < 2000 + 1500 * len(calls)   # every call cut at the 2 s left, not at 30 s
+    granted = [_granted_s(e["detail"]) for e in calls]
+    assert sum(granted) <= 2.0 + 1e-3, granted   # all the calls together had the one 2 s deadline, not 30 s each
+    assert all("process group killed" in e["detail"] for e in calls if _granted_s(e["detail"]) > 0)  # cut there
+    assert "ran out of time" not in data["systemMessage"]   # the hook's own watchdog never had to step in
     assert "Deploy step 3" in data["hookSpecificOutput"]["additionalContext"]
     assert "served by search" in data["systemMessage"] or "by hybrid" in data["systemMessage"]
     pids = [int(p) for p in (tmp_path / "pids").read_text().split()] if (tmp_path / "pids").exists() else []
@@ -94,14 +104,16 @@ def test_a_held_store_lock_or_a_locked_index_is_waited_on_briefly(project: Path)
     holder.start()
     held.wait(60)
     try:
-        data, took = _prompt(project, "deploy")
+        data, _took = _prompt(project, "deploy")
     finally:
         release.set()
         db.execute("ROLLBACK")
         db.close()
         holder.join(60)
         layers.close()
-    assert took < PROMPT_TIMEOUT_S
+    # waited briefly (recall.lock_wait_s), not the 30 s a lock may take elsewhere: with a long wait the hook's
+    # watchdog (its budget sits inside PROMPT_TIMEOUT_S) would have ended it with "ran out of time" and no context
+    assert "ran out of time" not in data["systemMessage"] and BUDGET_S["UserPromptSubmit"] < PROMPT_TIMEOUT_S
     assert "Deploy" in data["hookSpecificOutput"]["additionalContext"]     # served from the index as it was
     assert "busy" in data["systemMessage"] or "not saved" in data["systemMessage"]
 

@@ -3,6 +3,11 @@
 Embedders are heavy to load (numpy, a tokenizer, 16 MB of weights), so nothing here is imported on the per-prompt
 hook path: the hook asks the warm helper (rose.embed.daemon) and falls back to lexical search when it is absent.
 Vectors are L2-normalised float32, stored in the index as bytes, so a dot product is a cosine.
+
+A long lesson is not one vector: averaged over many sections, the one fact a prompt needs is diluted by the rest.
+It is cut at paragraph and line boundaries into chunks of at most CHUNK_TOKENS, each carrying the lesson's title
+and tags, and its vectors are stored one after another in the lesson's row; the lesson's cosine is its best
+chunk's (rose.embed.dense). A lesson that fits one chunk keeps exactly the one vector it always had.
 """
 from __future__ import annotations
 
@@ -12,7 +17,10 @@ from typing import Protocol
 
 from rose.config import EmbedProvider, EmbedSettings
 
-MAX_EMBED_CHARS = 2000  # title, tags, gist and the head of the body: enough to place a lesson, bounded cost
+MAX_EMBED_CHARS = 2000  # a one-chunk lesson's text (title, tags, gist, body), as it always was
+CHUNK_TOKENS = 128      # a long lesson is embedded as chunks of at most this many tokens (title and tags on each)
+MAX_CHUNKS = 48         # ... and at most this many of them: a 6,000-token lesson; past that, its head
+CHUNKED = "+c128"       # the suffix of a chunking embedder's space: vectors made without chunks never mix in
 
 
 class Embedder(Protocol):
@@ -32,14 +40,106 @@ def make_embedder(settings: EmbedSettings) -> Embedder | None:
     if settings.provider is EmbedProvider.OPENAI:
         from rose.embed.openai_http import OpenAIEmbedder
 
-        return OpenAIEmbedder(settings.base_url, settings.model, settings.api_key_env)
+        return Chunked(OpenAIEmbedder(settings.base_url, settings.model, settings.api_key_env))
     from rose.embed.static import StaticEmbedder, available
 
     if not available():
         if settings.provider is EmbedProvider.WORDLLAMA:
             raise EmbedUnavailable("embed.provider is wordllama but the wordllama package is not installed")
         return None
-    return StaticEmbedder()
+    return Chunked(StaticEmbedder())
+
+
+class Chunked:
+    """An embedder whose documents are embedded chunk by chunk (queries stay one vector)."""
+
+    def __init__(self, base: Embedder):
+        self.base = base
+        self.name = base.name + CHUNKED
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return self.base.embed(texts)
+
+    def embed_documents(self, docs: Sequence[tuple[str, Sequence[str], str, str]]) -> list[list[float]]:
+        """(title, tags, gist, body) each -> its chunks' vectors, concatenated (one vector when it fits a chunk)."""
+        pieces = [chunk_texts(*d) for d in docs]
+        flat = self.base.embed([t for p in pieces for t in p])
+        out, at = [], 0
+        for p in pieces:
+            out.append([x for vec in flat[at:at + len(p)] for x in vec])
+            at += len(p)
+        return out
+
+
+def embed_rows(embedder: Embedder, rows: Sequence[tuple[str, str, str, str, str]]) -> list[list[float]]:
+    """Vectors for index rows (id, title, tags, gist, body): chunked when the embedder chunks."""
+    docs = [(t, tags.split(), g, b) for _i, t, tags, g, b in rows]
+    if hasattr(embedder, "embed_documents"):
+        return embedder.embed_documents(docs)
+    return embedder.embed([node_text(*d) for d in docs])
+
+
+def chunk_texts(title: str, tags: Sequence[str], gist: str, body: str) -> list[str]:
+    """The texts a lesson is embedded as: itself when it fits CHUNK_TOKENS, else chunks cut at paragraph, line,
+    sentence and finally word boundaries, each headed by the title and tags (the gist rides with the first)."""
+    from rose.tokens import estimate
+
+    whole = node_text(title, tags, gist, body)
+    if estimate(f"{title}\n{' '.join(tags)}\n{gist}\n{body}") <= CHUNK_TOKENS:
+        return [whole]
+    head = f"{title}\n{' '.join(tags)}\n"
+    room = max(32, CHUNK_TOKENS - estimate(head))
+    parts = _pieces(f"{gist}\n\n{body}" if gist else body, room)
+    chunks: list[str] = []
+    current = ""
+    for piece in parts:
+        joined = f"{current}\n{piece}" if current else piece
+        if current and estimate(joined) > room:
+            chunks.append(head + current)
+            current = piece
+        else:
+            current = joined
+        if len(chunks) >= MAX_CHUNKS:
+            break
+    if current and len(chunks) < MAX_CHUNKS:
+        chunks.append(head + current)
+    return chunks
+
+
+def _pieces(text: str, room: int) -> list[str]:
+    """Paragraphs, split further (lines, sentences, words) until each fits `room` tokens."""
+    import re
+
+    from rose.tokens import estimate
+
+    out: list[str] = []
+    for para in (p.strip() for p in re.split(r"\n\s*\n", text)):
+        if not para:
+            continue
+        if estimate(para) <= room:
+            out.append(para)
+            continue
+        for line in (x.strip() for x in para.splitlines()):
+            if not line:
+                continue
+            if estimate(line) <= room:
+                out.append(line)
+                continue
+            for sentence in re.split(r"(?<=[.!?;:])\s+", line):
+                if estimate(sentence) <= room:
+                    out.append(sentence)
+                    continue
+                words, cur = sentence.split(), ""
+                for w in words:
+                    nxt = f"{cur} {w}" if cur else w
+                    if cur and estimate(nxt) > room:
+                        out.append(cur)
+                        cur = w[: room * 4]
+                    else:
+                        cur = nxt[: room * 4]
+                if cur:
+                    out.append(cur)
+    return out
 
 
 def node_text(title: str, tags: Sequence[str], gist: str, body: str) -> str:
@@ -63,10 +163,10 @@ def embedder_name(settings: EmbedSettings) -> str | None:
     if settings.provider is EmbedProvider.OPENAI:
         from rose.embed.openai_http import OpenAIEmbedder
 
-        return OpenAIEmbedder(settings.base_url, settings.model, settings.api_key_env).name
+        return OpenAIEmbedder(settings.base_url, settings.model, settings.api_key_env).name + CHUNKED
     from rose.embed.static import StaticEmbedder, available
 
-    return StaticEmbedder.name if available() else None
+    return StaticEmbedder.name + CHUNKED if available() else None
 
 
 def catch_up(stores, settings: EmbedSettings) -> tuple[str, list[tuple[int, int]]] | None:

@@ -1,4 +1,7 @@
-"""Dense ranking: cosine of the query against every stored vector of one embedder's space."""
+"""Dense ranking: cosine of the query against every stored vector of one embedder's space.
+
+A lesson's row may hold several vectors one after another (a long lesson's chunks, rose.embed.chunk_texts): the
+matrix has one row per vector, and a lesson's cosine is its best row's."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -23,6 +26,10 @@ class VectorTable:
         self._data_version = -1
         self.ids: list[str] = []
         self.matrix = np.zeros((0, 0), dtype=np.float32)
+        self._rows: list[tuple[str, bytes]] = []
+        self._dim = -1
+        self._starts = np.zeros(0, dtype=np.intp)
+        self._chunked = False
 
     def version(self) -> tuple[int, int]:
         """Changes whenever a vector of this space is added, replaced or removed (not on other index writes)."""
@@ -40,22 +47,42 @@ class VectorTable:
         version = self.version()
         if version == self._version:
             return
-        rows = self._conn.execute("SELECT node_id, vec FROM embeddings WHERE model=?", (self.model,)).fetchall()
-        np = self._np
-        self.ids = [r[0] for r in rows]
-        self.matrix = (np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows]) if rows
-                       else np.zeros((0, 0), dtype=np.float32))
+        self._rows = self._conn.execute("SELECT node_id, vec FROM embeddings WHERE model=?", (self.model,)).fetchall()
+        self.ids = [r[0] for r in self._rows]
+        self._dim = -1   # the matrix is laid out when the first query says the dimension
         self._version = version
+
+    def _layout(self, dim: int) -> bool:
+        """One matrix row per vector, and where each lesson's rows start; False when no vector fits `dim`."""
+        if dim == self._dim:
+            return bool(self.ids)
+        np = self._np
+        ids, blocks, starts, at = [], [], [], 0
+        for node_id, blob in self._rows:
+            vec = np.frombuffer(blob, dtype=np.float32)
+            if vec.size == 0 or vec.size % dim:
+                continue   # another space's vector under this name (never written): skipped, not misread
+            block = vec.reshape(-1, dim)
+            ids.append(node_id)
+            blocks.append(block)
+            starts.append(at)
+            at += block.shape[0]
+        self.ids = ids
+        self.matrix = np.vstack(blocks) if blocks else np.zeros((0, dim), dtype=np.float32)
+        self._starts = np.asarray(starts, dtype=np.intp)
+        self._chunked = at != len(ids)
+        self._dim = dim
+        return bool(ids)
 
     def rank(self, query: Sequence[float], k: int) -> list[tuple[str, float]]:
         self.refresh()
-        if not self.ids:
-            return []
         np = self._np
         q = np.asarray(query, dtype=np.float32)
-        if q.shape[0] != self.matrix.shape[1]:
+        if not self._rows or not self._layout(int(q.shape[0])):
             return []
         scores = self.matrix @ q
+        if self._chunked:
+            scores = np.maximum.reduceat(scores, self._starts)   # a lesson scores as its best chunk
         k = min(k, len(self.ids))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top])]

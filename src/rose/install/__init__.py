@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rose.install import claude, codex
 from rose.install.command import INSTALL_HINT, ephemeral, rose_argv
+from rose.mcp import sdk_available
 from rose.install.files import Plan, apply
 from rose.install.hooks import HOOKS
 from rose.install.model import (
@@ -81,7 +82,7 @@ def _absent(agent: Agent, home: Path, env: Mapping[str, str]) -> str | None:
 
 def install_agents(choice: str, scope: Scope = Scope.PROJECT, cwd: Path | None = None, home: Path | None = None,
                    *, rose: Sequence[str] | None = None, env: Mapping[str, str] | None = None,
-                   dry_run: bool = False) -> list[InstallReport]:
+                   dry_run: bool = False, mcp: bool = True) -> list[InstallReport]:
     """`rose install --agent CHOICE`: one report per agent. With ``auto``, an agent that left no trace (no CLI on PATH,
     no config folder) gets a report that says it was skipped and why, and how to wire it anyway; when neither agent
     is found, Claude Code is wired all the same and its report says so."""
@@ -91,7 +92,7 @@ def install_agents(choice: str, scope: Scope = Scope.PROJECT, cwd: Path | None =
     for agent in (Agent.CLAUDE, Agent.CODEX):
         why = _absent(agent, home, env) if choice == "auto" else None
         if agent in chosen:
-            report = install(agent, scope, cwd, home, rose=rose, env=env, dry_run=dry_run)
+            report = install(agent, scope, cwd, home, rose=rose, env=env, dry_run=dry_run, mcp=mcp)
             if why:
                 report.notes.append(f"{why}: wired anyway (the default when no agent is found), so the hooks run "
                                     f"once {'Claude Code' if agent is Agent.CLAUDE else 'Codex'} is installed")
@@ -104,14 +105,21 @@ def install_agents(choice: str, scope: Scope = Scope.PROJECT, cwd: Path | None =
 
 def install(agent: Agent, scope: Scope = Scope.PROJECT, cwd: Path | None = None, home: Path | None = None, *,
             rose: Sequence[str] | None = None, env: Mapping[str, str] | None = None,
-            dry_run: bool = False) -> InstallReport:
-    """Wire rose's four hooks (UserPromptSubmit, PreCompact, Stop, SessionEnd) for ``agent`` at ``scope``.
+            dry_run: bool = False, mcp: bool = True) -> InstallReport:
+    """Wire rose's four hooks (UserPromptSubmit, PreCompact, Stop, SessionEnd) for ``agent`` at ``scope``, and
+    register rose's MCP server (`rose mcp`) beside them unless ``mcp`` is False (rose.install.mcpservers).
 
-    ``rose`` is the argv that runs rose (default: `rose_argv()`, the console script beside this interpreter).
+    ``rose`` is the argv that runs rose (default: `rose_argv()`, the console script beside this interpreter); the
+    MCP server is registered for that default only when this interpreter has the MCP SDK (the `mcp` extra).
     Every file is planned before any is written: a malformed file raises InstallError and nothing changes."""
     agent, scope, cwd, home, env = _norm(agent, scope, cwd, home, env)
     argv = list(rose) if rose else rose_argv()
-    plan = _MODULES[agent].plan_install(scope, cwd, home, argv, env)
+    no_sdk = mcp and not rose and not sdk_available()
+    plan = _MODULES[agent].plan_install(scope, cwd, home, argv, env, mcp=mcp and not no_sdk)
+    if no_sdk:
+        plan.notes = [*(plan.notes or []), "rose's MCP server was not registered: the MCP SDK is not installed for "
+                      "this rose (`pip install 'rose-memory[mcp]'`, which `python3 dev.py install` includes); run "
+                      "rose install again afterwards"]
     if scope is Scope.PROJECT:
         plan.notes = [*(plan.notes or []), *_subfolder_note(agent, cwd)]
     if ephemeral(argv):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from rose.install import jsonhooks
+from rose.install import jsonhooks, mcpservers
 from rose.install.command import (INSTALL_HINT, command_executable, display_command, executable_resolves,
                                   hook_command, user_install)
 from rose.install.files import Plan, read_bytes
@@ -42,10 +42,30 @@ def where(scope: Scope, path: Path) -> str:
     return f"hooks installed for every repository ({path})"
 
 
-def plan_install(scope: Scope, cwd: Path, home: Path, argv: Sequence[str], env: Mapping[str, str]) -> Plan:
+def mcp_path(scope: Scope, cwd: Path, home: Path, env: Mapping[str, str]) -> Path:
+    """Where Claude Code reads MCP servers: its own state file (user), or the project's .mcp.json (project)."""
+    if scope is Scope.USER:
+        custom = env.get("CLAUDE_CONFIG_DIR")
+        return (Path(custom).expanduser() if custom else home) / ".claude.json"
+    return cwd / ".mcp.json"
+
+
+MCP_WHAT = "Claude Code cannot load MCP servers from a file it cannot parse."
+
+
+def plan_install(scope: Scope, cwd: Path, home: Path, argv: Sequence[str], env: Mapping[str, str],
+                 mcp: bool = True) -> Plan:
     path = settings_path(scope, cwd, home, env)
     plan = jsonhooks.plan_install(path, AGENT, HOOKS[AGENT], lambda event: hook_command(argv, AGENT, event), WHAT)
     notes = []
+    edits = [plan.edit]
+    if mcp:
+        mcp_edit, mcp_notes = mcpservers.plan_json_install(mcp_path(scope, cwd, home, env), argv, MCP_WHAT)
+        edits.append(mcp_edit)
+        notes += mcp_notes
+        if scope is Scope.PROJECT and mcp_edit.before != mcp_edit.after:
+            notes.append(f"Claude Code asks once before it starts the MCP server in {mcp_edit.path} (approve rose "
+                         "there, or in /mcp)")
     merge = plan.merge
     if merge and merge.hand_wired:
         notes.append(f"{', '.join(merge.hand_wired)} already run(s) rose through a hook not written by rose install "
@@ -58,17 +78,20 @@ def plan_install(scope: Scope, cwd: Path, home: Path, argv: Sequence[str], env: 
     if _plugin_enabled(cwd, home, env):
         notes.append("the rose Claude Code plugin is enabled too: each event would run rose twice; keep one "
                      "(`claude plugin disable rose@rose`, or `rose uninstall --agent claude`)")
-    return Plan(where(scope, path), [plan.edit], display_command(argv, AGENT), notes=notes)
+    return Plan(where(scope, path), edits, display_command(argv, AGENT), notes=notes)
 
 
 def plan_uninstall(scope: Scope, cwd: Path, home: Path, env: Mapping[str, str]) -> Plan:
     path = settings_path(scope, cwd, home, env)
     plan = jsonhooks.plan_uninstall(path, AGENT, WHAT)
+    mcp_edit = mcpservers.plan_json_uninstall(mcp_path(scope, cwd, home, env), MCP_WHAT)
     if plan.removed:
         summary = f"removed rose's hooks from {path}"
     else:
         summary = f"no rose hooks to remove in {path}"
-    return Plan(summary, [plan.edit])
+    if mcp_edit.before != mcp_edit.after:
+        summary += f"; removed rose's MCP server from {mcp_edit.path}"
+    return Plan(summary, [plan.edit, mcp_edit])
 
 
 # -- doctor --------------------------------------------------------------------------------------------------------
@@ -127,6 +150,12 @@ def checks(cwd: Path, home: Path, env: Mapping[str, str], cli_found: bool) -> li
             continue
         wired_in.append(str(path))
         out += _handler_checks(name, found, scope, path, env)
+    found = []
+    for scope in (Scope.USER, Scope.PROJECT):
+        path = mcp_path(scope, cwd, home, env)
+        entry, problem = mcpservers.json_entry(path)
+        found.append((scope.value, path, entry, mcpservers.is_managed(entry), problem))
+    out += mcpservers.checks(AGENT.value, found, env.get("PATH"))
     plugin = _plugin_enabled(cwd, home, env)
     if plugin:
         wired_in.append("the rose plugin")

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rose.install import agents_md, jsonhooks, toml
+from rose.install import agents_md, jsonhooks, mcpservers, toml
 from rose.install.command import (
     command_executable,
     display_command,
@@ -208,15 +208,21 @@ def _check_trust(text: str, wanted: dict[str, str]) -> str | None:
     return None
 
 
-def plan_untrust(config: Path, hooks_file: Path) -> FileEdit:
+def plan_untrust(config: Path, hooks_file: Path, *, mcp: bool = False) -> FileEdit:
+    """Take rose's trust entries for ``hooks_file`` out of ``config`` (and, with ``mcp``, rose's MCP server table,
+    which the user scope keeps in the same file)."""
     raw = read_bytes(config)
     if raw is None:
         return FileEdit(config, None, None, "no rose trust entries")
     text = decode(config, raw)
-    after, removed = toml.remove_marked_tables(text, _owned_by(hooks_file))
+    owned = _owned_by(hooks_file)
+    trusts = sum(1 for header in toml.marked_headers(text) if owned(header))
+    after, removed = toml.remove_marked_tables(text, (lambda h: owned(h) or mcpservers.is_mcp_header(h))
+                                               if mcp else owned)
     if not removed:
         return FileEdit(config, raw, raw, "no rose trust entries")
-    detail = f"removed rose's {removed} trust entries"
+    detail = "; ".join(part for part in (f"removed rose's {trusts} trust entries" if trusts else "",
+                                         "removed rose's MCP server" if removed > trusts else "") if part)
     backup = read_bytes(backup_path(config))
     if backup is not None and decode(config, backup).rstrip() == after.rstrip():
         return FileEdit(config, raw, backup, detail + "; put the pre-install file back", drop_backup=True)
@@ -268,13 +274,41 @@ def agents_command(argv: Sequence[str], env: Mapping[str, str]) -> str:
     return shell_join(argv)
 
 
-def plan_install(scope: Scope, cwd: Path, home: Path, argv: Sequence[str], env: Mapping[str, str]) -> Plan:
+def mcp_config_path(scope: Scope, cwd: Path, home: Path, env: Mapping[str, str]) -> Path:
+    """Where rose's MCP server goes: the user's config.toml, or the project's own .codex/config.toml."""
+    return config_path(home, env) if scope is Scope.USER else cwd / ".codex" / "config.toml"
+
+
+def _with_mcp(edit: FileEdit, argv: Sequence[str]) -> tuple[FileEdit, list[str]]:
+    """The user config.toml edit (rose's trust entries) with rose's MCP server table added on top: one edit, since
+    both change the same file."""
+    text = decode(edit.path, edit.after) if edit.after is not None else ""
+    after, detail, notes = mcpservers.with_toml_server(edit.path, text, argv)
+    if after == text:
+        return edit, notes
+    original = decode(edit.path, edit.before) if edit.before is not None else ""
+    pristine = edit.before is not None and not toml.marked_headers(original)
+    parts = [edit.detail if edit.before != edit.after else "", detail]
+    return FileEdit(edit.path, edit.before, after.encode("utf-8"), "; ".join(p for p in parts if p),
+                    keep_backup=pristine), notes
+
+
+def plan_install(scope: Scope, cwd: Path, home: Path, argv: Sequence[str], env: Mapping[str, str],
+                 mcp: bool = True) -> Plan:
     path = hooks_path(scope, cwd, home, env)
     config = config_path(home, env)
     hooks = jsonhooks.plan_install(path, AGENT, HOOKS[AGENT], lambda event: hook_command(argv, AGENT, event), WHAT)
     trust_edit, steps = plan_trust(config, path, wanted_trust(path, hooks.data))
     md = agents_md.plan_install(agents_md_path(scope, cwd, home, env), agents_command(argv, env))
     notes = []
+    edits = [hooks.edit, trust_edit, md]
+    if mcp and scope is Scope.USER:
+        edits[1], mcp_notes = _with_mcp(trust_edit, argv)
+        notes += mcp_notes
+    elif mcp:
+        mcp_edit, mcp_notes = mcpservers.plan_toml_install(mcp_config_path(scope, cwd, home, env), argv)
+        edits.append(mcp_edit)
+        notes += mcp_notes
     if hooks.merge and hooks.merge.hand_wired:
         notes.append(f"{', '.join(hooks.merge.hand_wired)} already run(s) rose through a hook not written by rose "
                      f"install in {path}; rose left it as it is (trust it in Codex with /hooks)")
@@ -292,7 +326,7 @@ def plan_install(scope: Scope, cwd: Path, home: Path, argv: Sequence[str], env: 
         summary = f"hooks installed for this project only ({path}); use --scope user for every repository"
     else:
         summary = f"hooks installed for every repository ({path})"
-    return Plan(summary, [hooks.edit, trust_edit, md], display_command(argv, AGENT), notes=notes, steps=steps)
+    return Plan(summary, edits, display_command(argv, AGENT), notes=notes, steps=steps)
 
 
 def plan_uninstall(scope: Scope, cwd: Path, home: Path, env: Mapping[str, str]) -> Plan:
@@ -306,7 +340,10 @@ def plan_uninstall(scope: Scope, cwd: Path, home: Path, env: Mapping[str, str]) 
         if shifted:
             notes.append(f"your own {', '.join(shifted)} hook(s) in {path} came after rose's and move up one place; "
                          "Codex keys trust by position, so it will ask you to trust them again (/hooks)")
-    edits = [hooks.edit, plan_untrust(config, path), agents_md.plan_uninstall(agents_md_path(scope, cwd, home, env))]
+    edits = [hooks.edit, plan_untrust(config, path, mcp=scope is Scope.USER),
+             agents_md.plan_uninstall(agents_md_path(scope, cwd, home, env))]
+    if scope is Scope.PROJECT:
+        edits.append(mcpservers.plan_toml_uninstall(mcp_config_path(scope, cwd, home, env)))
     summary = f"removed rose's hooks from {path}" if hooks.removed else f"no rose hooks to remove in {path}"
     return Plan(summary, edits, notes=notes)
 
@@ -358,6 +395,12 @@ def checks(cwd: Path, home: Path, env: Mapping[str, str], cli_found: bool) -> li
             continue
         wired.append(str(path))
         out += _scope_checks(name, scope, path, data, found, state, parsed, cwd, config, env)
+    found = []
+    for scope in (Scope.USER, Scope.PROJECT):
+        mcp_file = mcp_config_path(scope, cwd, home, env)
+        entry, managed, problem = mcpservers.toml_entry(mcp_file)
+        found.append((scope.value, mcp_file, entry, managed, None if scope is Scope.USER else problem))
+    out += mcpservers.checks(AGENT.value, found, env.get("PATH"))
     if not wired:
         level = Level.WARN if cli_found else Level.INFO
         out.append(WiringCheck("codex hooks", level, "not wired: `rose install --agent codex` (this project) or "

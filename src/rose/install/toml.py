@@ -64,14 +64,21 @@ def dig(data: Any, *keys: str) -> Any:
 
 
 # -- surgical edits ----------------------------------------------------------------------------------------------
-def append_tables(text: str, tables: list[tuple[str, str, dict[str, str]]]) -> str:
-    """``text`` with one table per (comment, header, {key: string value}) appended, each introduced by a
-    ``# rose-managed: <comment>`` line and separated by a blank line."""
+def value(item: str | list[str]) -> str:
+    """A string, or an array of strings, as TOML."""
+    if isinstance(item, list):
+        return "[" + ", ".join(quote(v) for v in item) + "]"
+    return quote(item)
+
+
+def append_tables(text: str, tables: list[tuple[str, str, dict[str, str] | dict[str, str | list[str]]]]) -> str:
+    """``text`` with one table per (comment, header, {key: string or list of strings}) appended, each introduced by
+    a ``# rose-managed: <comment>`` line and separated by a blank line."""
     if not tables:
         return text
     chunks = []
     for comment, header, values in tables:
-        body = "".join(f"{key} = {quote(value)}\n" for key, value in values.items())
+        body = "".join(f"{key} = {value(item)}\n" for key, item in values.items())
         chunks.append(f"{MARK} {comment}\n[{header}]\n{body}")
     prefix = text
     if prefix and not prefix.endswith("\n"):

@@ -213,6 +213,12 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
             compressed = after_episode(layers, owner, episode, judge, settings, digest=text)
             if compressed:
                 parts.append(compressed)
+    if job.kind is JobKind.SESSION_END:   # stage 7: where the session's knowledge was, against where it was looked for
+        from rose.learn.route import learn_routes
+
+        routed = learn_routes(layers, owner, job.session_id, conversation, judge, settings)
+        if routed:
+            parts.append(routed)
     # a memory's outcome rests on execution evidence alone (seed 003): the judge's impression of success is not a
     # check that passed, so it never makes a memory `verified`
     outcome = executed.outcome

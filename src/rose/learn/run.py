@@ -20,40 +20,6 @@ DEADLINE_S = float(os.environ.get("ROSE_LEARNER_DEADLINE_S", 15 * 60))      # th
 JOB_DEADLINE_S = float(os.environ.get("ROSE_LEARNER_JOB_DEADLINE_S", 5 * 60))  # one job, at most
 
 
-class RedactedStream:
-    """stderr for a detached process: whole lines, redacted, then written to the log it was opened on."""
-
-    def __init__(self, raw) -> None:  # type: ignore[no-untyped-def]
-        self.raw = raw
-        self.pending = ""
-
-    def write(self, text: str) -> int:
-        from rose.redact import redact
-
-        self.pending += text
-        while "\n" in self.pending:
-            line, self.pending = self.pending.split("\n", 1)
-            self.raw.write(redact(line) + "\n")
-        self.raw.flush()
-        return len(text)
-
-    def flush(self) -> None:
-        if self.pending:
-            from rose.redact import redact
-
-            self.raw.write(redact(self.pending))
-            self.pending = ""
-        self.raw.flush()
-
-    def isatty(self) -> bool:
-        return False
-
-
-def redact_own_output() -> None:
-    sys.stderr = RedactedStream(sys.stderr)  # type: ignore[assignment]
-    sys.stdout = RedactedStream(sys.stdout)  # type: ignore[assignment]
-
-
 def main(argv: list[str] | None = None) -> int:
     from rose.learn import jobs
     from rose.learn.learner import JobStopped, LearnerDeadline, serve_pending
@@ -62,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) > 1:
         print("usage: python -m rose.learn.run [STORE_ROOT]", file=sys.stderr)
         return 2
+    from rose.detach import redact_own_output
+
     redact_own_output()
     fd_text = os.environ.get(jobs.LOCK_FD_ENV)
     lock_fd = int(fd_text) if fd_text and fd_text.isdigit() else None
@@ -81,7 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     ends = time.monotonic() + DEADLINE_S
 
     def on_alarm(_signum, _frame):  # type: ignore[no-untyped-def]
-        raise LearnerDeadline() if time.monotonic() >= ends - 0.05 else JobStopped()
+        from rose.judge.backends._proc import interrupt
+
+        # held while a model CLI is being started (it has no handle yet), so it is never left behind
+        interrupt(LearnerDeadline() if time.monotonic() >= ends - 0.05 else JobStopped())
 
     @contextlib.contextmanager
     def timer() -> Iterator[None]:

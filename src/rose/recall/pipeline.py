@@ -119,11 +119,15 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
     line = notice(items, "; ".join(notes), fitted.left_out)
     trace["left_out"] = fitted.left_out
     if not items and not notes and not fitted.left_out:
-        line = ""  # nothing matched and nothing failed: there is nothing to tell
+        # nothing matched and nothing failed: said only when a search ran (a prompt nothing bears on gets nothing)
+        line = f"⋯ ROSE · nothing relevant among {count} lessons" if trace["gate"].startswith("store outgrows") \
+            else ""
     if session_id and record_session:
         for item in items:
             if item.tier is not Tier.FRESH:
                 record.served[item.id] = record.turn
+        if "selection" in trace:   # what the selector chose, beside search alone: stage 7 credits rules from it
+            record.selections.append({"turn": record.turn, **trace["selection"]})
         try:
             record.save(owner, session_id)
         except BUSY as exc:
@@ -161,10 +165,14 @@ def _cold(stores: list[Store], query: str, trace: dict[str, Any]) -> list[Any]:
 
 def _paged_candidate(p: Any, found: list[Any], k: float) -> Any:
     """A paged cold record as a candidate: an exact match fuses like the best hot candidate, reweighted by its own
-    importance (no recency: it has not been used lately). The selector, then the budget, decide if it is served."""
+    importance (no recency: it has not been used lately). The selector, then the budget, decide if it is served.
+    The exact match is its lexical evidence (admitted), and its BM25, from the cold index's own scale, is put on
+    its store's hot scale as that of the store's best hot hit, so the hybrid cut weighs it as the match it is."""
     fused = max((c.fused for c in found), default=1.0 / (k + 1))
     weight = 1 - search.IMPORTANCE_SPAN / 2 + search.IMPORTANCE_SPAN * p.row.importance
-    return search.Candidate(p.row.id, p.store, p.row, lexical_rank=1, fused=fused, score=fused * weight)
+    bm25 = max((c.bm25 for c in found if c.store is p.store and c.bm25 is not None), default=p.bm25)
+    return search.Candidate(p.row.id, p.store, p.row, lexical_rank=1, bm25=bm25, admitted=True, fused=fused,
+                            score=fused * weight)
 
 
 def _busy_what(exc: BaseException) -> str:
@@ -179,23 +187,30 @@ def _select(stores: list[Store], query: str, settings: Settings, trace: dict[str
     trace["dense"] = lists.dense_status.value
     trace["lexical_list"] = [[s.scope.value, i, round(score, 4)] for s, i, score in lists.lexical]
     trace["dense_list"] = [[s.scope.value, i, round(score, 4)] for s, i, score in lists.dense]
-    found = search.fuse(stores, lists, rs)[: rs.candidates]
+    ranked = search.fuse(stores, lists, rs)
+    found = ranked[: rs.candidates]
     paged = _cold(stores, query, trace)
     found += [_paged_candidate(p, found, rs.rrf_k) for p in paged]
-    trace["candidates"] = [c.trace() for c in found]
     notes: list[str] = []
     if lists.dense_status is not search.DenseStatus.ON and lists.dense_status is not search.DenseStatus.OFF:
         notes.append(f"dense search {lists.dense_status.value}, lexical only")
 
-    rules = _rules(stores, settings) if rs.selector is not Selector.HYBRID else []
+    given = _rules(stores, settings) if rs.selector is not Selector.HYBRID else []
+    rules = [r.text() for r in given]
     trace["routing_rules"] = rules
+    baseline = [ch.id for ch in selectors.hybrid(found).chosen]   # search alone: what a rule's record is against
+    found = found + search.from_rule_folders(stores, given, ranked, found)   # where the rules say to look
+    trace["candidates"] = [c.trace() for c in found]
     selection = _run_selector(query, found, stores, settings, judge, session_id, cwd, rules, notes, trace, agent,
                               deadline)
+    trace["selection"] = {"selector": selection.ran.value, "chosen": [ch.id for ch in selection.chosen],
+                          "baseline": baseline, "rules": [r.id for r in given],
+                          "rule_added": [c.id for c in found if c.rule]}
 
     picked = list(selection.chosen)
     if rs.disclosure and picked and selection.ran is not Selector.FORK:
         picked += _second_pass(stores, query, picked, found, settings, selection.ran, judge, rules, trace, hot,
-                               deadline)
+                               deadline, first=lists)
     # A selector may name a lower node on purpose (the walk descended to it); archived and demoted ones never serve.
     located = {c.id: (c.store, c.row) for c in found}
     cold = {p.row.id for p in paged}   # paged in from the cold archive: served as they are, if chosen
@@ -266,8 +281,12 @@ def _short(reason: str, limit: int = 80) -> str:
     return reason if len(reason) <= limit else reason[: limit - 1] + "…"
 
 
-def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trace, hot, deadline):
-    """Progressive disclosure: search again with the first results in hand (titles, tags, DAG neighbours)."""
+def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trace, hot, deadline, first=None):
+    """Progressive disclosure: search again with the first results in hand (titles, tags, DAG neighbours).
+
+    Without a model, a lesson found this way is served only when it ranks top 3 on the second query and also
+    holds a selective word of the prompt itself (`first`, the first pass's lists): a
+    neighbour of what was served is not, by itself, what the prompt needs."""
     rs = settings.recall
     seeds = []
     for ch in picked:
@@ -280,7 +299,7 @@ def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trac
                 seeds += [n.title for n in neighbours.values()]
     expanded = " ".join(dict.fromkeys(w for w in " ".join(seeds).split() if len(w) > 2))
     expanded = " ".join(expanded.split()[:SECOND_PASS_TERMS])
-    lists = rank_lists(stores, expanded, settings, hot, deadline)
+    lists = rank_lists(stores, expanded, settings, hot, deadline, evidence=False)
     exclude = {c.id for c in found} | {ch.id for ch in picked}
     fresh = search.fuse(stores, lists, rs, exclude=exclude)[:DISCLOSURE_MAX * 2]
     for c in fresh:
@@ -299,8 +318,13 @@ def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trac
         except selectors.SelectorFailed as failed:
             trace["second_pass"]["failed"] = failed.reason
             return []
+    def prompt_word(c) -> bool:
+        hit = first.evidence.get((id(c.store), c.id)) if first is not None else None
+        return first is None or not first.evidence or (hit is not None and hit.selective >= 1)
+
     return [selectors.Choice(c.id, "second pass: " + selectors._hybrid_reason(c), "search")
-            for c in fresh if c.lexical_rank is not None and c.lexical_rank <= 3][:DISCLOSURE_MAX]
+            for c in fresh if c.lexical_rank is not None and c.lexical_rank <= 3 and c.admitted
+            and prompt_word(c)][:DISCLOSURE_MAX]
 
 
 def _one_call(rs):
@@ -317,18 +341,22 @@ def _lookup(stores, node_id):
     return None
 
 
-def _rules(stores: list[Store], settings: Settings) -> list[str]:
+def _rules(stores: list[Store], settings: Settings):  # -> list[rose.routing.Rule]
     from rose.routing import load_rules, within_cap
 
     rules, _problems = load_rules([s.routing_dir for s in stores])
-    return [r.text() for r in within_cap(rules, settings.routing.max_tokens)]
+    return within_cap(rules, settings.routing.max_tokens)
 
 
 def rank_lists(stores: list[Store], query: str, settings: Settings, hot: bool,
-               deadline: Deadline | None = None) -> search.RankLists:
-    lexical = search.lexical(stores, query)
+               deadline: Deadline | None = None, evidence: bool = True) -> search.RankLists:
+    """Both rank lists; `evidence` also counts each lexical hit's evidence (the second pass does without)."""
     dense, status = _dense(stores, query, settings, hot, deadline)
-    return search.RankLists(lexical, dense, status)
+    model = search.dense_model(settings.embed) if status is search.DenseStatus.ON else None
+    if not evidence:
+        return search.RankLists(search.lexical(stores, query), dense, status, {}, model)
+    hits = search.lexical_hits(stores, query)
+    return search.RankLists([(s, h.id, h.score) for s, h in hits], dense, status, search.evidence_of(hits), model)
 
 
 def _dense(stores: list[Store], query: str, settings: Settings, hot: bool, deadline: Deadline | None = None):

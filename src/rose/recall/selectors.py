@@ -2,7 +2,7 @@
 
     fork    a fork of the live session searches the store with read-only tools and returns ids (spec 002)
     judge   the apex walk: one line per candidate, relevant / maybe / unrelated / descend, bounded
-    hybrid  no model call: the fused candidates above the relevance floor
+    hybrid  no model call: the candidates whose real scores stand out (relative BM25, cosine), few or none
 
 A selector returns a Selection or raises SelectorFailed; the pipeline falls back fork -> judge -> hybrid and the
 notice says which one ran. Hybrid cannot fail: it is the floor recall always stands on.
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rose.config import Selector
-from rose.recall.candidates import Candidate, relevant_enough
+from rose.recall.candidates import Candidate, dense_evidence, lexical_evidence
 
 if TYPE_CHECKING:
     from rose.config import RecallSettings
@@ -21,9 +21,12 @@ if TYPE_CHECKING:
     from rose.judge import Judge
     from rose.store import Store
 
-HYBRID_MAX_LESSONS = 6   # without a model, serve at most this many: the floor is coarse, the budget is not a goal
-HYBRID_RELATIVE_CUT = 0.8  # and only those scoring at least this share of the best: precision .15 -> .28 for
-                           # recall .87 -> .84 on bench/recall_quality
+HYBRID_MAX_LESSONS = 6   # the most lessons a selector names (the fork is asked for two more)
+# The hybrid cut, on real scores (fusion scores depend only on ranks, so a cut on them is a rank cut). Chosen on
+# bench/recall_quality and checked on its held-out halves (bench/bench_retrieval.py --sweep):
+HYBRID_SERVE_MAX = 3        # without a model, serve at most this many: most prompts need one or two
+LEXICAL_RELATIVE = 0.6      # an admitted lexical hit serves at this share of the best admitted BM25 or above
+DENSE_MARGIN = 0.04         # a dense-only hit serves within this of the best cosine (at its space's floor or above)
 
 
 class SelectorFailed(Exception):
@@ -49,16 +52,39 @@ class Selection:
 
 
 def hybrid(candidates: list[Candidate]) -> Selection:
-    floor = [c for c in candidates if relevant_enough(c)]
-    best = max((c.score for c in floor), default=0.0)
-    chosen = [Choice(c.id, _hybrid_reason(c), "search") for c in floor if c.score >= HYBRID_RELATIVE_CUT * best]
-    return Selection(Selector.HYBRID, chosen[:HYBRID_MAX_LESSONS])
+    """The candidates whose evidence stands out, in fused order, at most HYBRID_SERVE_MAX; nothing when none has
+    evidence (a prompt with nothing relevant gets nothing)."""
+    return Selection(Selector.HYBRID, [Choice(c.id, _hybrid_reason(c), "search") for c in hybrid_cut(candidates)])
+
+
+def hybrid_cut(candidates: list[Candidate], serve_max: int = HYBRID_SERVE_MAX, lexical_relative: float =
+               LEXICAL_RELATIVE, dense_margin: float = DENSE_MARGIN) -> list[Candidate]:
+    """The cut on real scores. BM25 is relative to the best admitted hit of the same store (scores of two stores
+    are not on one scale: their word statistics differ), cosine to the best dense hit; the stores take turns, best
+    first, so a store with many matching lessons cannot crowd out another's single match."""
+    keep: dict[int, list[Candidate]] = {}
+    for store_key in dict.fromkeys(id(c.store) for c in candidates):
+        mine = [c for c in candidates if id(c.store) == store_key]
+        lex = [c for c in mine if lexical_evidence(c) and c.bm25 is not None]
+        dense = [c for c in mine if dense_evidence(c)]
+        best_bm25 = max((c.bm25 for c in lex), default=0.0)   # type: ignore[type-var]
+        best_cos = max((c.dense_cos for c in dense), default=0.0)   # type: ignore[type-var]
+        kept = {id(c) for c in lex if c.bm25 >= lexical_relative * best_bm25}   # type: ignore[operator]
+        kept |= {id(c) for c in dense if c.dense_cos >= best_cos - dense_margin}   # type: ignore[operator]
+        keep[store_key] = [c for c in mine if id(c) in kept]
+    out: list[Candidate] = []
+    turn = 0
+    while len(out) < serve_max and any(turn < len(v) for v in keep.values()):
+        out += [v[turn] for v in keep.values() if turn < len(v)]
+        turn += 1
+    order = {id(c): i for i, c in enumerate(candidates)}
+    return sorted(out[:serve_max], key=lambda c: order[id(c)])
 
 
 def _hybrid_reason(c: Candidate) -> str:
     parts = []
     if c.lexical_rank is not None:
-        parts.append(f"lexical #{c.lexical_rank}")
+        parts.append(f"lexical #{c.lexical_rank}" + ("" if c.admitted else " (too little lexical evidence alone)"))
     if c.dense_rank is not None:
         parts.append(f"dense #{c.dense_rank} (cos {c.dense_cos:.2f})")
     if c.via:

@@ -32,6 +32,7 @@ class Paged:
     row: IndexRow
     match: int        # rules.cold_match's score
     reason: str
+    bm25: float       # the cold index's own score (higher is better; not on the hot index's scale)
 
 
 def page(stores: list[Store], query: str, exclude: set[str] | frozenset[str] = frozenset(),
@@ -52,7 +53,7 @@ def page(stores: list[Store], query: str, exclude: set[str] | frozenset[str] = f
                 hits.append((match, bm25, store, row))
     hits.sort(key=lambda h: (-h[0], -h[1], h[3].id))
     out = []
-    for match, _bm25, store, row in hits[:limit]:
+    for match, bm25, store, row in hits[:limit]:
         why = "its title is in the prompt" if match >= 10 else f"{match} prompt words, verbatim"
-        out.append(Paged(store, row, match, f"cold archive, an exact match ({why})"))
+        out.append(Paged(store, row, match, f"cold archive, an exact match ({why})", bm25))
     return out

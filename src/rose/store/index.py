@@ -136,6 +136,12 @@ FULL_SCAN_EVERY_S = 120  # on the per-prompt path, a per-file scan at least this
 # id, title, gist, tags, body. Measured on bench/recall_quality (bench/bench_retrieval.py): heavy title weights
 # over-reward one generic word in a short title; equal weights with the body slightly ahead ranked best.
 BM25_WEIGHTS = (0.0, 1.0, 1.0, 1.0, 1.5)
+# A word held by more than this share of the lessons is generic: it ranks, but alone it admits nothing
+# (bench/bench_retrieval.py --sweep shows the alternatives).
+GENERIC_SHARE = 0.05
+SELECTIVE_MIN_DF = 3       # in a small store a word in three lessons is still selective
+WORDS_CHECKED = 24         # query words whose evidence is counted: the first ones (a pasted log is long)
+PHRASES_CHECKED = 12
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -203,14 +209,55 @@ def text_hash(title: str, tags: str, gist: str, body: str) -> str:
         + format(len(body), "x")
 
 
+def query_words(text: str, limit: int = 64) -> list[str]:
+    """The content words of any text, lower-cased, each once, in order: what a query searches for."""
+    seen: list[str] = []
+    for w in _WORD.findall(text.lower()):
+        if len(w) > 1 and w not in STOPWORDS and w not in seen:
+            seen.append(w)
+            if len(seen) >= limit:
+                break
+    return seen
+
+
+def query_phrases(text: str, limit: int = PHRASES_CHECKED) -> list[str]:
+    """Pairs of content words standing side by side in the text ("connection pool"): an exact phrase."""
+    tokens = [w for w in _WORD.findall(text.lower()[:4000])]
+    out: list[str] = []
+    for a, b in zip(tokens, tokens[1:]):
+        if len(a) > 1 and len(b) > 1 and a not in STOPWORDS and b not in STOPWORDS and a != b:
+            phrase = f"{a} {b}"
+            if phrase not in out:
+                out.append(phrase)
+                if len(out) >= limit:
+                    break
+    return out
+
+
 def fts_query(text: str) -> str:
     """Any user text -> a safe FTS5 query: content words quoted and OR-ed (bm25 rewards matching more of them)."""
-    words = [w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS]
-    seen: list[str] = []
-    for w in words:
-        if w not in seen:
-            seen.append(w)
-    return " OR ".join(f'"{w}"' for w in seen[:64])
+    return " OR ".join(f'"{w}"' for w in query_words(text))
+
+
+@dataclass
+class LexicalHit:
+    """One BM25 hit and the evidence behind it: how many of the query's words it holds, and which kind.
+
+    A word is *selective* when few lessons hold it (see `selective_cap`). One generic word must not admit a lesson:
+    a hit is `admitted` when it holds an exact phrase of the query (two content words side by side, not generic
+    together) or at least two selective words (one, when the query has only one selective word)."""
+
+    id: str
+    score: float           # BM25, higher is better
+    words: int = 0         # distinct query words it holds
+    selective: int = 0     # ... of which selective
+    phrase: bool = False   # it holds a selective phrase of the query
+    admitted: bool = False
+
+
+def selective_cap(lessons: int) -> int:
+    """The most lessons a word may appear in and still be selective: a share of the store, never below a few."""
+    return max(SELECTIVE_MIN_DF, int(GENERIC_SHARE * lessons))
 
 
 BUSY_TIMEOUT_S = 30.0   # commands and learners wait this long for another writer; the prompt path much less
@@ -665,6 +712,49 @@ class Index:
             " coalesce(sum(status <> 'archived'), 0), coalesce(sum(CASE WHEN status <> 'archived' THEN tokens END), 0),"
             " coalesce(sum(status = 'archived'), 0), coalesce(sum(CASE WHEN status = 'archived' THEN tokens END), 0)"
             " FROM nodes GROUP BY scope, memory_type ORDER BY scope, memory_type")]
+
+    def search_evidence(self, query: str, limit: int = 50) -> list[LexicalHit]:
+        """`search`, with each hit's evidence counted (see LexicalHit): best BM25 first, admitted or not.
+
+        One FTS query ranks; then one per query word (and per phrase) counts the lessons holding it and marks which
+        of the ranked hits do. Bounded by WORDS_CHECKED and PHRASES_CHECKED, whatever the prompt's length."""
+        q = fts_query(query)
+        if not q:
+            return []
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        ranked = self.conn.execute(
+            f"SELECT rowid, id, bm25(nodes_fts, {weights}) AS score FROM nodes_fts WHERE nodes_fts MATCH ?"
+            " ORDER BY score LIMIT ?", (q, limit)).fetchall()
+        if not ranked:
+            return []
+        hits = {r[0]: LexicalHit(r[1], -r[2]) for r in ranked}
+        marks = ",".join(str(int(r)) for r in hits)
+        cap = selective_cap(self.conn.execute("SELECT count(*) FROM nodes WHERE cold = 0").fetchone()[0])
+
+        def holders(term: str) -> tuple[int, list[int]]:
+            row = self.conn.execute(
+                f"SELECT count(*), group_concat(CASE WHEN rowid IN ({marks}) THEN rowid END) FROM nodes_fts"  # noqa: S608
+                " WHERE nodes_fts MATCH ?", (f'"{term}"',)).fetchone()
+            return int(row[0]), [int(x) for x in (row[1] or "").split(",") if x]
+
+        words = query_words(query, WORDS_CHECKED)
+        selective_in_query = 0
+        for word in words:
+            df, held = holders(word)
+            selective = df <= cap
+            selective_in_query += selective
+            for rowid in held:
+                hits[rowid].words += 1
+                hits[rowid].selective += selective
+        for phrase in query_phrases(query):
+            df, held = holders(phrase)
+            if df <= cap:
+                for rowid in held:
+                    hits[rowid].phrase = True
+        need = min(2, selective_in_query) if selective_in_query else min(2, len(words))
+        for hit in hits.values():
+            hit.admitted = hit.phrase or (hit.selective >= need if selective_in_query else hit.words >= need)
+        return [hits[r[0]] for r in ranked]
 
     # -- embeddings ------------------------------------------------------------------------------------------
     def missing_embeddings(self, model: str, limit: int = 10_000) -> list[tuple[str, str, str, str, str]]:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from rose.store.store import Store
 
+SELECTIONS_KEPT = 40   # per session: what each prompt's selector chose (ids), for stage 7
 REF_PREFIX = "M"   # pack-local refs: M1, M2, ... (seed 003): short to report, stable within a session
 
 
@@ -64,6 +65,7 @@ class SessionRecord:
     turn: int = 0
     served: dict[str, int] = field(default_factory=dict)   # id -> turn it was last shown (full or refreshed)
     refs: dict[str, str] = field(default_factory=dict)     # M1 -> id, for every lesson ever served in the session
+    selections: list[dict[str, Any]] = field(default_factory=list)   # this prompt's selection, appended on save
 
     @classmethod
     def load(cls, store: Store, session_id: str) -> SessionRecord:
@@ -90,6 +92,9 @@ class SessionRecord:
             ever += [i for i in self.served if i not in ever]  # every lesson ever shown: attribution judges these
             refs = {**(data.get("refs") or {}), **self.refs} if isinstance(data.get("refs"), dict) else self.refs
             data.update({"turn": self.turn, "served": self.served, "served_ever": ever, "refs": refs})
+            if self.selections:   # ids and counters only; the last SELECTIONS_KEPT (rose.learn.route credits them)
+                kept = data.get("selections") if isinstance(data.get("selections"), list) else []
+                data["selections"] = (kept + self.selections)[-SELECTIONS_KEPT:]
         update_session(store, session_id, merge)
 
 

@@ -602,7 +602,7 @@ class Store:
         The model runs outside the store lock; a vector is only stored if its node's text is still the text that
         was embedded, so a concurrent edit never ends up with a stale vector.
         """
-        from rose.embed import node_text, to_blob
+        from rose.embed import embed_rows, to_blob
         from rose.store.index import text_hash
 
         done = 0
@@ -610,7 +610,7 @@ class Store:
             rows = self.index.missing_embeddings(embedder.name, limit=batch)
             if not rows:
                 return done
-            vectors = embedder.embed([node_text(t, tags.split(), g, b) for _i, t, tags, g, b in rows])
+            vectors = embed_rows(embedder, rows)   # a long lesson's chunks, one after another
             with self.lock():
                 stored = self.index.set_embeddings(embedder.name, [
                     (r[0], to_blob(v), text_hash(r[1], r[2], r[3], r[4])) for r, v in zip(rows, vectors)])

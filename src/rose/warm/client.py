@@ -36,7 +36,6 @@ PRIVATE = 0o700
 MAX_SOCKET_PATH = 104                # bytes: sun_path holds 108 on Linux, 104 on macOS
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOCAL_DENSE = None   # set inside the helper itself: recall there ranks in-process instead of calling itself
-_STAMP: list[str] = []
 
 
 class Timeout(Exception):
@@ -93,20 +92,20 @@ def runtime_dir() -> tuple[str | None, str]:
     return folder, f"{folder} (private to this user, under {base})"
 
 
-def code_stamp(fresh: bool = False) -> str:
-    """Changes whenever rose's code does (an upgrade, or an edit in a development checkout). Computed once per
-    process unless `fresh` (the helper asks now and then, to retire itself after an upgrade)."""
-    if fresh or not _STAMP:
-        latest = 0
-        for folder, _dirs, files in os.walk(_PACKAGE):
-            for name in files:
-                if name.endswith(".py"):
-                    latest = max(latest, os.stat(os.path.join(folder, name)).st_mtime_ns)
-        stamp = f"{sys.prefix}|{_PACKAGE}|{latest}"  # one helper per installation and version of the code
-        if fresh:
-            return stamp
-        _STAMP.append(stamp)
-    return _STAMP[0]
+def installation() -> str:
+    """Which installation of rose this is (its environment and package folder): one helper serves each."""
+    return f"{sys.prefix}|{_PACKAGE}"
+
+
+def code_stamp() -> str:
+    """Changes whenever rose's code does (an upgrade, or an edit in a development checkout). The helper, not the
+    hook, walks the package for it (now and then), and retires when it changed: the hook never pays for the walk."""
+    latest = 0
+    for folder, _dirs, files in os.walk(_PACKAGE):
+        for name in files:
+            if name.endswith(".py"):
+                latest = max(latest, os.stat(os.path.join(folder, name)).st_mtime_ns)
+    return f"{installation()}|{latest}"
 
 
 
@@ -116,7 +115,7 @@ def socket_path() -> str | None:
     folder, _why = runtime_dir()
     if folder is None:
         return None
-    key = code_stamp().encode()
+    key = installation().encode()
     digest = format(zlib.crc32(key), "08x") + format(zlib.adler32(key), "08x")
     path = os.path.join(folder, f"warm-{digest}.sock")
     return path if len(path.encode()) <= MAX_SOCKET_PATH else None   # a longer one cannot be bound

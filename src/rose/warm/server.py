@@ -26,7 +26,8 @@ IDLE_EXIT_S = float(os.environ.get("ROSE_WARM_IDLE_S", 20 * 60))  # exit after t
 MAX_LIFETIME_S = 12 * 3600
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 CATCH_UP_EVERY_S = 10.0   # how often a store is checked for lessons without a vector (the hooks sync the files)
-CODE_CHECK_EVERY_S = 30.0  # how often the helper checks whether rose's code changed under it (then it exits)
+CODE_CHECK_EVERY_S = 10.0  # how often the helper checks whether rose's code changed under it (then it exits, and
+                           # the next prompt starts a helper with the new code)
 
 
 class Warm:
@@ -181,8 +182,10 @@ def _clear_stale(path: str) -> None:
 
 
 def serve(sock: str) -> None:
+    from rose.detach import redact_own_output
     from rose.warm import client
 
+    redact_own_output()
     folder = os.path.dirname(sock)
     why = client.sound_folder(folder)
     if why is not None:
@@ -215,7 +218,7 @@ def serve(sock: str) -> None:
                 return
             if now - last_code_check > CODE_CHECK_EVERY_S:   # rose was upgraded: a new helper serves the new code
                 last_code_check = now
-                if client.code_stamp(fresh=True) != stamp:
+                if client.code_stamp() != stamp:
                     server.shutdown()
                     return
 

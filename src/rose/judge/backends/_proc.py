@@ -38,8 +38,25 @@ def child_env(base: Mapping[str, str] | None) -> dict[str, str]:
     return env
 
 
+class _Starting:
+    """A child being started has no handle yet: an interruption (the learner's alarm) that lands then is held
+    until the handle exists, so the child's group is killed with it instead of being left an orphan."""
+
+    active = False
+    pending: BaseException | None = None
+
+
+def interrupt(exc: BaseException) -> None:
+    """For a signal handler: raise `exc` now, or, while a CLI is being started, as soon as it has been."""
+    if _Starting.active:
+        _Starting.pending = exc
+        return
+    raise exc
+
+
 def run(argv: Sequence[str], *, stdin: str, env: Mapping[str, str], cwd: str, timeout_s: float) -> Finished:
     start = time.monotonic()
+    _Starting.active, _Starting.pending = True, None
     try:
         proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env=dict(env), cwd=cwd, start_new_session=True)
@@ -47,6 +64,13 @@ def run(argv: Sequence[str], *, stdin: str, env: Mapping[str, str], cwd: str, ti
         raise JudgeFailure(FailureKind.MISSING_BINARY, f"{argv[0]!r} not found (is it installed and on PATH?)") from None
     except PermissionError:
         raise JudgeFailure(FailureKind.MISSING_BINARY, f"{argv[0]!r} is not executable") from None
+    finally:
+        _Starting.active = False
+    held, _Starting.pending = _Starting.pending, None
+    if held is not None:   # the interruption came while it was starting: end it now, with its whole group
+        kill_group(proc.pid)
+        _drain(proc)
+        raise held
     try:
         out, err = proc.communicate(stdin.encode("utf-8"), timeout=timeout_s)
     except subprocess.TimeoutExpired:

@@ -2,7 +2,6 @@
 and route (a selection lesson: where to look for a kind of task)."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
@@ -166,8 +165,8 @@ SELECT: Call[SelectRequest, SelectAnswer] = Call(
 
 # -- route ---------------------------------------------------------------------------------------------------------
 
-ROUTE_VERSION = 1
-_NAMES_A_LESSON = re.compile(r"\bn_[0-9a-f]{4,}\b")
+ROUTE_VERSION = 2
+FAMILY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
 
 class RouteDecision(str, Enum):
@@ -177,13 +176,17 @@ class RouteDecision(str, Enum):
 
 @dataclass
 class RouteRequest:
-    """What a session was about, what recall served, what was actually used, and the rules that exist already."""
+    """What a session was about, what recall served, what was used, what the agent had to find by itself, and the
+    rules that exist already."""
 
     task: str
     served: list[Candidate]
     used: list[str]
     rules: list[str] = field(default_factory=list)
-    searches: str = ""   # how the selector searched, if recorded
+    searches: str = ""   # how the session searched the store (greps, `rose search`, reads), if recorded
+    looked_up: list[Candidate] = field(default_factory=list)   # lessons the agent found itself (not served)
+    families: list[str] = field(default_factory=list)          # the store's lesson folders (nodes/<family>/)
+    family_of: dict[str, str] = field(default_factory=dict)    # lesson id -> its folder, for the lines shown
 
 
 @dataclass
@@ -193,47 +196,76 @@ class RouteAnswer:
     when: str | None
     then: str | None
     reason: str
+    look_in: list[str] = field(default_factory=list)
+    skip: list[str] = field(default_factory=list)
 
     @property
     def refused(self) -> bool:
         return self.decision is RouteDecision.REFUSE
 
 
+_FAMILIES = sch.array(sch.string("A lesson folder name, as in nodes/<name>/.", pattern=FAMILY_PATTERN),
+                      "Lesson folders (families), by name.", max_items=8)
 ROUTE_SCHEMA = sch.obj(
     decision=sch.enum(*(d.value for d in RouteDecision)),
-    when=sch.nullable(sch.text("The kind of task, e.g. 'the task runs the integration tests'.", 300)),
+    when=sch.nullable(sch.string("The kind of task, e.g. 'the task runs the integration tests'.", min_length=8,
+                                 max_length=300)),
     then=sch.nullable(sch.text("Where to look or what to skip, e.g. 'read nodes/testing/ before running pytest'.", 300)),
+    look_in=_FAMILIES,
+    skip=_FAMILIES,
     reason=REASON,
 )
 
 
 def _render_route(r: RouteRequest) -> str:
-    served = [c.line() + ("   [USED]" if c.id in set(r.used) else "   [not used]") for c in r.served]
-    return Prompt("what selection rule does this session teach?", """
+    def line(c: Candidate) -> str:
+        fam = r.family_of.get(c.id)
+        return c.line() + (f"   (nodes/{fam}/)" if fam else "")
+
+    served = [line(c) + ("   [USED]" if c.id in set(r.used) else "   [not used]") for c in r.served]
+    prompt = Prompt("what selection rule does this session teach?", """
 A selection rule teaches rose's retrieval where the knowledge for a kind of work lives. Below is a session's task,
-the lessons recall served for it (marked used or not used by the work) and the rules that exist already.
+the lessons recall served for it (marked used or not used by the work), the lessons the agent had to find by itself
+because recall did not serve them, how it searched, and the rules that exist already.
 
 Write at most one new rule of the form: when <a kind of task>, then <where to look, or what to skip>. Examples:
-- when: "the task runs the integration tests", then: "read nodes/testing/ before running pytest"
-- when: "the task is a docs change", then: "nothing in nodes/deploy/ applies; skip it"
+- when: "the task runs the integration tests", then: "read nodes/testing/ before running pytest", look_in: ["testing"]
+- when: "the task is a docs change", then: "nothing in nodes/deploy/ applies; skip it", skip: ["deploy"]
 
-The `when` must describe a kind of task that future prompts can be recognised by. It must not name a lesson id.
-Refuse (decision "refuse", when and then null) when the only thing to say is about a lesson rather than a kind of
-task (e.g. "n_abc is rarely useful": how often a lesson is used says nothing about which work needs it), when an
-existing rule already says it, or when the session teaches nothing about where to look.""") \
+The `when` must describe a kind of task that future prompts can be recognised by: not "always" or "any task", and
+never a lesson id. `look_in` and `skip` name lesson folders from the list given (at least one of them for a rule).
+Refuse (decision "refuse", when and then null, look_in and skip empty) when the only thing to say is about a lesson
+rather than a kind of task (e.g. "n_abc is rarely useful": how often a lesson is used says nothing about which work
+needs it), when an existing rule already says it, or when the session teaches nothing about where to look.""") \
         .data("task", r.task, "The session's task:") \
-        .lines("served", served, "Lessons served (id | title | gist, and whether the work used it):") \
+        .lines("served", served, "Lessons served (id | title | gist, its folder, and whether the work used it):")
+    if r.looked_up:
+        prompt = prompt.lines("looked_up", [line(c) for c in r.looked_up],
+                              "Lessons the agent found by itself, which recall had not served:")
+    return prompt \
+        .lines("families", r.families or ["(none)"], "Lesson folders (nodes/<name>/):") \
         .lines("rules", r.rules, "Existing selection rules:") \
-        .data("searches", r.searches or "(not recorded)", "How the selector searched:") \
-        .render('Return {"decision": "rule"|"refuse", "when", "then", "reason"}.')
+        .data("searches", r.searches or "(not recorded)", "How the session searched the store:") \
+        .render('Return {"decision": "rule"|"refuse", "when", "then", "look_in", "skip", "reason"}.')
 
 
 def _check_route(data: dict[str, Any], r: RouteRequest) -> list[str]:
+    from rose.routing import unconditioned
+
     if data["decision"] == RouteDecision.REFUSE.value:
-        return []
+        return [f"{k}: a refusal names no folders" for k in ("look_in", "skip") if data[k]]
     out = [f"{k}: a rule needs a non-empty {k!r}" for k in ("when", "then") if not (data[k] or "").strip()]
-    if data["when"] and _NAMES_A_LESSON.search(data["when"]):
-        out.append("when: must describe a kind of task, not name a lesson")
+    why = unconditioned(data["when"] or "") if (data["when"] or "").strip() else None
+    if why:
+        out.append(f"when: {why}")
+    if not data["look_in"] and not data["skip"]:
+        out.append("look_in, skip: a rule names at least one lesson folder it points at or rules out")
+    if r.families:
+        out += [f"{k}: {f!r} is not a lesson folder of this store" for k in ("look_in", "skip") for f in data[k]
+                if f not in r.families]
+    both = set(data["look_in"]) & set(data["skip"])
+    if both:
+        out.append(f"look_in, skip: {sorted(both)} cannot be both looked in and skipped")
     return out
 
 
@@ -241,7 +273,8 @@ def _parse_route(d: dict[str, Any]) -> RouteAnswer:
     decision = RouteDecision(d["decision"])
     if decision is RouteDecision.REFUSE:
         return RouteAnswer(decision, None, None, d["reason"])
-    return RouteAnswer(decision, d["when"].strip(), d["then"].strip(), d["reason"])
+    return RouteAnswer(decision, d["when"].strip(), d["then"].strip(), d["reason"], list(d["look_in"]),
+                       list(d["skip"]))
 
 
 ROUTE: Call[RouteRequest, RouteAnswer] = Call(
