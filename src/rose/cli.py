@@ -176,13 +176,18 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _confirm(args: argparse.Namespace, question: str) -> bool:
-    """Destructive commands ask; --yes answers for scripts. Without a terminal to ask on, the answer is no."""
+def _confirm(args: argparse.Namespace, plan: str, question: str) -> bool:
+    """Destructive commands say what they will do and ask; --yes answers for scripts. Without a terminal to ask on,
+    the answer is no. With --json the plan and the question go to stderr, so stdout stays one JSON document."""
+    out = sys.stderr if args.json else sys.stdout
+    if not args.json or not args.yes:
+        print(plan, file=out)
     if args.yes:
         return True
     if not sys.stdin.isatty():
-        raise RoseError("not deleting without confirmation: run it in a terminal, or pass --yes")
-    print(question + " [y/N] ", end="", flush=True)
+        raise RoseError(f"{args.command}: not removing anything without confirmation: run it in a terminal, "
+                        "or pass --yes")
+    print(question + " [y/N] ", end="", file=out, flush=True)
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
@@ -192,10 +197,11 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
     layers = _layers(args)
     plan = plan_delete(layers, args.id)
-    if not args.json:
-        print(render.delete_plan(plan))
-    if not _confirm(args, f"delete {plan.id} for good?"):
-        print("nothing deleted")
+    if not _confirm(args, render.delete_plan(plan), f"delete {plan.id} for good?"):
+        if args.json:
+            _print_json({**plan.to_dict(), "deleted": False})
+        else:
+            print("nothing deleted")
         return 1
     delete(layers, plan)
     if args.json:
@@ -210,11 +216,13 @@ def cmd_clear(args: argparse.Namespace) -> int:
 
     layers = _layers(args)
     plan = plan_clear(layers, args.scope)
-    if not args.json:
-        print(f"clear the {plan.scope} store {plan.root}: {plan.hot} hot and {plan.cold} cold record(s) removed "
-              "for good (episodes, settings and usage.jsonl stay)")
-    if not _confirm(args, f"remove all {plan.hot + plan.cold} {plan.scope} records?"):
-        print("nothing removed")
+    said = (f"clear the {plan.scope} store {plan.root}: {plan.hot} hot and {plan.cold} cold record(s) removed "
+            "for good (episodes, settings and usage.jsonl stay)")
+    if not _confirm(args, said, f"remove all {plan.hot + plan.cold} {plan.scope} records?"):
+        if args.json:
+            _print_json({**plan.to_dict(), "removed": 0})
+        else:
+            print("nothing removed")
         return 1
     removed = clear(layers, plan)
     if args.json:

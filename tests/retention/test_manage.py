@@ -98,6 +98,20 @@ def test_delete_says_what_happens_to_the_dag_and_asks(filled: Layers, capsys, mo
     assert low.status is Status.ACTIVE and low.parents == []                  # its detail is served again
 
 
+def test_delete_and_clear_with_json_ask_on_stderr_and_keep_stdout_one_json_document(filled: Layers, capsys,
+                                                                                    monkeypatch) -> None:
+    monkeypatch.setattr("sys.stdin", _Tty("n\n"))
+    assert main(["delete", "n_top001", "--json", "--cwd", str(filled.cwd)]) == 1
+    out, err = capsys.readouterr()
+    assert json.loads(out)["deleted"] is False and "n_low001" in err and "[y/N]" in err
+    assert filled.project.has("n_top001")
+    monkeypatch.setattr("sys.stdin", _Tty("y\n"))
+    assert main(["clear", "--json", "--cwd", str(filled.cwd)]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["removed"] == 6 and "6 " in err and "[y/N]" in err
+    assert filled.project.rows() == []
+
+
 def test_delete_with_yes_and_json_removes_a_cold_record(filled: Layers, capsys) -> None:
     data = j(filled, capsys, "delete", "n_db00001", "--yes")
     assert data["deleted"] and data["cold"] and data["effects"]
