@@ -48,10 +48,10 @@ def test_a_credit_run_twice_moves_importance_once(layers: Layers) -> None:
 def test_repeated_negative_credit_to_the_floor_archives_at_once_with_its_lineage(layers: Layers) -> None:
     store = layers.project
     lineage(store, "n_top001", "n_low001")
-    for i in range(3):
+    for i in range(6):
         credit(layers, ["n_top001"], EpisodeOutcome.FAILURE, f"s{i}")
-    assert store.get("n_top001").status is Status.ACTIVE            # 0.6 -> 0.45 -> 0.3 -> 0.15: not yet
-    credit(layers, ["n_top001"], EpisodeOutcome.FAILURE, "s3")        # -> 0.1: the floor
+    assert store.get("n_top001").status is Status.ACTIVE            # 0.6 -> 0.45 -> ... -> 0.107: not yet
+    credit(layers, ["n_top001"], EpisodeOutcome.FAILURE, "s6")        # -> 0.1: the floor
     assert store.get("n_top001").status is Status.ARCHIVED
     assert store.get("n_low001").status is Status.ARCHIVED           # its detail went with it
     assert "floor" in archive.read(store.catalog_path)["n_top001"].because
@@ -69,7 +69,7 @@ def test_a_disputed_record_is_never_archived_by_credit(layers: Layers) -> None:
 def test_without_archiving_the_floor_only_lowers(layers: Layers) -> None:
     layers.project.save(lesson("n_a00001"))
     with only(Policy(archive=False)):
-        for i in range(6):
+        for i in range(8):
             credit(layers, ["n_a00001"], EpisodeOutcome.FAILURE, f"s{i}")
     assert layers.project.get("n_a00001").status is Status.ACTIVE and _importance(layers, "n_a00001") == 0.1
 

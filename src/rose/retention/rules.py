@@ -27,11 +27,16 @@ from datetime import datetime, timezone
 IMPORTANCE_FLOOR = 0.1   # importance at which repeated negative credit archives a record at once: it has misled
                          # the work it was used on, again and again
 IMPORTANCE_CEIL = 1.0    # the top of the scale: evidence raises importance towards it, never past it
-RAISE_SHARE = 0.10       # one attributed use on a successful session adds this share of the headroom below the
-                         # ceiling: bounded and diminishing, so frequency of use cannot outweigh correctness
-LOWER_STEP = 0.15        # one attributed use on a failed session takes this much away: four failures in a row bring
-                         # a medium mint (0.6) to the floor, six a high one (0.9); a lesson that helps on about four
-                         # sessions in five settles well above it (the raise then balances the failures)
+EVIDENCE_SHARE = 0.25    # one attributed use moves importance this share of the way towards its outcome: towards
+                         # the ceiling on a successful session, towards 0 on a failed one. Bounded and diminishing,
+                         # so frequency of use cannot outweigh correctness; and a lesson settles at about the share
+                         # of its sessions that succeed, so a failure it did not cause (a session that failed for
+                         # a fact no served lesson held) is weighed against its successes rather than piling up.
+                         # Failures in a row take a medium mint (0.6) to the floor in seven, a high one (0.9) in
+                         # eight: what misleads every time it is used goes; a lesson whose sessions fail for other
+                         # reasons as often as they succeed stays near 0.5
+# Measured (bench/bench_retention.py): a fixed step of 0.15 down against 10% of the headroom up took a lesson whose
+# sessions succeeded half the time to the floor, and archived the rules a whole family of tasks needed.
 
 
 def effective_importance(minted: float, learned: float | None) -> float:
@@ -44,9 +49,9 @@ def next_importance(current: float, outcome: str) -> float:
     """Importance after one *attributed use* on a session with this outcome ("success", "failure"; anything else,
     a partial or unknown outcome, leaves it as it is). Exposure without use never reaches here: it is neutral."""
     if outcome == "success":
-        return round(min(IMPORTANCE_CEIL, current + RAISE_SHARE * (IMPORTANCE_CEIL - current)), 4)
+        return round(min(IMPORTANCE_CEIL, current + EVIDENCE_SHARE * (IMPORTANCE_CEIL - current)), 4)
     if outcome == "failure":
-        return round(max(IMPORTANCE_FLOOR, current - LOWER_STEP), 4)
+        return round(max(IMPORTANCE_FLOOR, current - EVIDENCE_SHARE * current), 4)
     return current
 
 
