@@ -626,4 +626,4 @@ def test_records_are_one_json_object_a_line_with_ids_and_numbers(layers: Layers)
     rec = json.loads(line)
     assert set(rec) == {"rid", "id", "at", "sum", "max", "add", "set"}
     assert rec["id"] == "n_port01" and rec["add"] == {"covers_tasks": [store.get("n_port01").covers_tasks[0]]}
-    assert rec["set"] == {"importance": 0.64}   # evidence moved importance: usage, never the file
+    assert rec["set"] == {"importance": 0.7}    # evidence moved importance: usage, never the file
