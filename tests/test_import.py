@@ -149,7 +149,10 @@ def test_a_changed_section_updates_its_lesson_and_a_removed_one_is_reported(repo
     assert gone in nodes and "status: active" in nodes[gone]      # reported, kept
     out = _import(repo, "CLAUDE.md", "--prune")
     assert [c["id"] for f in out["files"] for c in f["changes"] if c["action"] == "pruned"] == [gone]
-    assert "status: archived" in _nodes(repo / ".rose")[gone]
+    assert gone not in _nodes(repo / ".rose")                      # archived: moved to the cold archive, whole
+    cold = {p.stem: p.read_text() for p in (repo / ".rose" / "archive").rglob("*.md")}
+    assert "gone from CLAUDE.md" in cold[gone]
+    assert json.loads(run_rose("show", gone, "--json", cwd=repo).stdout)["status"] == "archived"
 
 
 def test_a_piece_rose_already_knows_is_reconciled_not_stored_twice(repo: Path) -> None:

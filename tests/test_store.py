@@ -139,15 +139,16 @@ def test_the_final_schema_is_pinned(layers: Layers) -> None:
     store.sync()
     conn = sqlite3.connect(store.index_db_path)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','index')"
-                                         " AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'nodes_fts_%'")}
+                                         " AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'nodes_fts_%'"
+                                         " AND name NOT LIKE 'cold_fts_%'")}
     assert tables == {"migrations", "nodes", "nodes_family", "nodes_fts", "files", "embeddings", "meta", "usage",
-                      "usage_seen"}
+                      "usage_seen", "nodes_cold", "cold_fts"}
     columns = [r[1] for r in conn.execute("PRAGMA table_info(nodes)")]
     assert columns == ["id", "family", "title", "gist", "tags", "body", "level", "status", "origin", "memory_type",
                        "scope", "importance", "parents", "derived_from", "dropped", "tokens", "created",
                        "last_used", "use_count", "path", "conflict", "patches", "text_hash", "origin_rescues",
                        "heldout_passed", "heldout_total", "trials", "gaps", "unreconciled", "usage_base", "claims",
-                       "manifest"]
+                       "cold", "cold_from", "base_importance", "confidence", "manifest"]
     assert [r[1] for r in conn.execute("PRAGMA table_info(embeddings)")] == ["node_id", "model", "vec", "text_hash"]
     assert [r[1] for r in conn.execute("PRAGMA table_info(usage)")] == ["node_id", "fold"]
     applied = [r[0] for r in conn.execute("SELECT name FROM migrations ORDER BY name")]

@@ -20,7 +20,7 @@ import pytest
 
 from rose.learn.attribute import Attribution, record_episode
 from rose.model import Claim, ClaimKind, EpisodeOutcome, Node, Scope, Trial
-from rose.store import Layers, Store, usage
+from rose.store import Layers, Store, archive, usage
 from rose.store.frontmatter import render_node
 from rose.store.index import Index
 
@@ -453,7 +453,8 @@ def test_an_existing_store_gets_the_union_merge_line_on_its_next_write(layers: L
     (store.root / ".gitattributes").write_text("*.png binary\n", encoding="utf-8")   # the user's own, without it
     fresh = Store(store.root, Scope.PROJECT)
     fresh.save(lesson("n_port01", use_count=1))
-    assert (store.root / ".gitattributes").read_text(encoding="utf-8") == f"*.png binary\n{usage.GITATTRIBUTES_LINE}\n"
+    assert (store.root / ".gitattributes").read_text(encoding="utf-8") == \
+        f"*.png binary\n{usage.GITATTRIBUTES_LINE}\n{archive.GITATTRIBUTES_LINE}\n"
     fresh.close()
 
 
@@ -623,5 +624,6 @@ def test_records_are_one_json_object_a_line_with_ids_and_numbers(layers: Layers)
     credit(layers, ["n_port01"])
     [line] = store.usage_path.read_text(encoding="utf-8").splitlines()
     rec = json.loads(line)
-    assert set(rec) == {"rid", "id", "at", "sum", "max", "add"}
+    assert set(rec) == {"rid", "id", "at", "sum", "max", "add", "set"}
     assert rec["id"] == "n_port01" and rec["add"] == {"covers_tasks": [store.get("n_port01").covers_tasks[0]]}
+    assert rec["set"] == {"importance": 0.7}    # evidence moved importance: usage, never the file

@@ -219,14 +219,95 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     from rose import render
+    from rose.retention.manage import show
+
+    shown = show(_layers(args), args.id)
+    if args.json:
+        _print_json(shown.to_dict())
+    else:
+        print(render.shown(shown))
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from rose import render
+    from rose.retention.manage import listing
+
+    result = listing(_layers(args), args.filter or "", scope=args.scope, memory_type=args.type, cold=args.cold)
+    if args.json:
+        _print_json(result.to_dict())
+    else:
+        print(render.listing(result))
+    return 0
+
+
+def _confirm(args: argparse.Namespace, plan: str, question: str) -> bool:
+    """Destructive commands say what they will do and ask; --yes answers for scripts. Without a terminal to ask on,
+    the answer is no. With --json the plan and the question go to stderr, so stdout stays one JSON document."""
+    out = sys.stderr if args.json else sys.stdout
+    if not args.json or not args.yes:
+        print(plan, file=out)
+    if args.yes:
+        return True
+    if not sys.stdin.isatty():
+        raise RoseError(f"{args.command}: not removing anything without confirmation: run it in a terminal, "
+                        "or pass --yes")
+    print(question + " [y/N] ", end="", file=out, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    from rose import render
+    from rose.retention.manage import delete, plan_delete
 
     layers = _layers(args)
-    layers.require_any()
-    store, node = layers.locate(args.id)
+    plan = plan_delete(layers, args.id)
+    if not _confirm(args, render.delete_plan(plan), f"delete {plan.id} for good?"):
+        if args.json:
+            _print_json({**plan.to_dict(), "deleted": False})
+        else:
+            print("nothing deleted")
+        return 1
+    delete(layers, plan)
     if args.json:
-        _print_json({**node.to_dict(), "body": node.body, "path": str(store.node_path(node))})
+        _print_json({**plan.to_dict(), "deleted": True})
     else:
-        print(render.node(node, store.node_path(node)))
+        print(f"deleted {plan.id}")
+    return 0
+
+
+def cmd_clear(args: argparse.Namespace) -> int:
+    from rose.retention.manage import clear, plan_clear
+
+    layers = _layers(args)
+    plan = plan_clear(layers, args.scope)
+    said = (f"clear the {plan.scope} store {plan.root}: {plan.hot} hot and {plan.cold} cold record(s) removed "
+            "for good (episodes, settings and usage.jsonl stay)")
+    if not _confirm(args, said, f"remove all {plan.hot + plan.cold} {plan.scope} records?"):
+        if args.json:
+            _print_json({**plan.to_dict(), "removed": 0})
+        else:
+            print("nothing removed")
+        return 1
+    removed = clear(layers, plan)
+    if args.json:
+        _print_json({**plan.to_dict(), "removed": removed})
+    else:
+        print(f"removed {removed} record file(s)")
+    return 0
+
+
+def cmd_archive(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from rose import render
+    from rose.retention import manage
+
+    moved = (manage.archive if args.command == "archive" else manage.restore)(_layers(args), args.id)
+    if args.json:
+        _print_json(asdict(moved))
+    else:
+        print(render.moved(moved))
     return 0
 
 
@@ -650,7 +731,8 @@ def build_parser() -> argparse.ArgumentParser:
     command("conflicts", cmd_conflicts, "open contradictions between lessons")
     p = command("resolve", cmd_resolve, "settle a contradiction: keep ID (default) or --drop it")
     p.add_argument("id")
-    p.add_argument("--drop", action="store_true", help="ID was wrong: archive it; the other lessons stand")
+    p.add_argument("--drop", action="store_true",
+                   help="ID was wrong: move it to the cold archive (rose restore undoes it); the others stand")
 
     command("learn", cmd_learn, "run queued learning work now (normally done detached after each session)")
 
@@ -667,7 +749,26 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("tree", cmd_tree, "the lesson DAG with levels and delta manifests")
     p.add_argument("--family")
 
-    p = command("show", cmd_show, "one lesson, whole")
+    p = command("show", cmd_show, "one lesson, whole: provenance, importance, utility, uses, archive path")
+    p.add_argument("id")
+
+    p = command("list", cmd_list, "the hot store (or --cold, the archive): counts, tokens, and one row per record")
+    p.add_argument("filter", nargs="?", help="a substring or glob (*auth*) of the id, title, family or tags")
+    p.add_argument("--scope", choices=["project", "global"])
+    p.add_argument("--type", choices=["lesson", "orientation", "experience"])
+    p.add_argument("--cold", action="store_true", help="list the cold archive instead of the hot store")
+
+    p = command("delete", cmd_delete, "remove one record for good (says what happens to its DAG neighbours; asks)")
+    p.add_argument("id")
+    p.add_argument("--yes", action="store_true", help="do not ask")
+
+    p = command("clear", cmd_clear, "remove every hot and cold record of one store (asks)")
+    p.add_argument("--scope", choices=["project", "global"], default="project")
+    p.add_argument("--yes", action="store_true", help="do not ask")
+
+    p = command("archive", cmd_archive, "move a record (and the detail only it leads to) to the cold archive")
+    p.add_argument("id")
+    p = command("restore", cmd_archive, "bring a cold record (and its lineage) back to the hot store")
     p.add_argument("id")
 
     p = command("index", cmd_index, "catch the search index up with the files and report problems")

@@ -47,10 +47,12 @@ class Status(str, Enum):
     SUPERSEDED = "superseded"
     DEMOTED = "demoted"
     DISPUTED = "disputed"
-    ARCHIVED = "archived"
+    ARCHIVED = "archived"   # in the cold archive (.rose/archive/): kept whole, never served unless paged back in
 
 
-# The one list of the statuses recall may serve directly; the others are reached only through the lessons above them.
+# What recall may serve, the one definition (the index, compression, retention and the simulation all use it): an
+# active lesson, or a disputed one served with its open question. Superseded and demoted nodes are reached only
+# through the lessons above them; an archived one is cold (rose.store.archive).
 SERVABLE: tuple[Status, ...] = (Status.ACTIVE, Status.DISPUTED)
 SERVABLE_SQL = "(" + ", ".join(f"'{s.value}'" for s in SERVABLE) + ")"   # for `status IN ...` in the index's SQL
 # Never served, even when a selector names one on purpose (a superseded lesson may be, when a walk descends to it).
@@ -72,6 +74,7 @@ class Origin(str, Enum):
     MERGE = "merge"
     MANUAL = "manual"
     EXTRACTION = "extraction"
+    CONSOLIDATION = "consolidation"   # a verified shorter replacement of two similar records (rose.retention)
 
 
 class MemoryType(str, Enum):
@@ -112,8 +115,17 @@ class ClaimKind(str, Enum):
     FACT = "fact"
 
 
+def _utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def utcnow() -> datetime:
+    """The time every stamp rose writes is read from (the simulation moves it through a long life)."""
+    return _utcnow()
+
+
 def now_iso() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return utcnow().replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def _random_hex(chars: int) -> str:
@@ -264,6 +276,11 @@ class Node:
     last_attempt: str = ""                                  # last compression or merge attempt (for the cooldown)
     last_attempt_successes: int = 0                         # stats.successes then: each attempt is earned anew
     rejections: int = 0                                     # attempts in a row that came back no smaller (backoff)
+    # -- retention (rose.retention) ---------------------------------------------------------------------------
+    related: list[str] = field(default_factory=list)        # ids it was made from or stands beside (meaning)
+    learned_importance: float | None = None                 # importance moved by evidence (usage); None: as minted
+    archived_from: Status | None = None                     # a cold record's own status, what a restore returns to
+                                                            # (set by the store from the file; never frontmatter)
     extra: dict[str, Any] = field(default_factory=dict)     # unknown frontmatter keys, kept verbatim
 
     @property
@@ -305,13 +322,17 @@ class Node:
             out["last_attempt_successes"] = self.last_attempt_successes
         if self.rejections:
             out["rejections"] = self.rejections
+        if self.related:
+            out["related"] = list(self.related)
+        if self.learned_importance is not None:
+            out["learned_importance"] = self.learned_importance
         for key, value in self.extra.items():
             out.setdefault(key, value)
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], body: str) -> Node:
-        known = {f.name for f in fields(cls)} | {"heldout"}
+        known = ({f.name for f in fields(cls)} | {"heldout"}) - {"archived_from"}
         extra = {k: v for k, v in data.items() if k not in known and k != "body"}
         heldout = given if isinstance(given := data.get("heldout"), dict) else {}
         missing = [k for k in ("id", "family", "title") if not data.get(k)]
@@ -321,7 +342,8 @@ class Node:
         if not valid_node_id(node_id):
             raise ValueError(f"id {node_id[:80]!r} breaks the id grammar (n_ then letters, digits, - or _)")
         refs = {name: _check_ids(name, _str_list(data.get(name)), valid_node_id)
-                for name in ("disputes", "derived_from", "parents")}
+                for name in ("disputes", "derived_from", "parents", "related")}
+        learned = data.get("learned_importance")
         covers = _check_ids("covers_tasks", _str_list(data.get("covers_tasks")), valid_episode_id)
         return cls(
             id=node_id, family=_as_str(data["family"]), title=_as_str(data["title"]), body=body,
@@ -345,6 +367,8 @@ class Node:
             last_attempt=_as_str(data.get("last_attempt")),
             last_attempt_successes=int(data.get("last_attempt_successes") or 0),
             rejections=int(data.get("rejections") or 0),
+            related=refs["related"],
+            learned_importance=None if learned is None else float(learned),
             extra=extra,
         )
 

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from rose.recall.trace import Trace
     from rose.model import Node
     from rose.report import StatusReport, TreeLine
+    from rose.retention.manage import Bucket, DeletePlan, Listing, Moved, Shown
     from rose.search import Hit
     from rose.store import Store
     from rose.store.index import SyncReport
@@ -52,6 +53,9 @@ def status(r: StatusReport) -> str:
                    f"{_n(c.sticky, 'sticky patch', 'sticky patches')} served, {c.open_trials} in progress, "
                    f"{_n(c.gaps, 'knowledge gap')}")
     out += _credit_lines(r.credit)
+    if r.retention:
+        out.append("retention (tokens; hard and soft watermarks per scope and type):")
+        out += _buckets(r.retention)
     if r.routing:
         out.append(f"routing  {r.routing['line']}")
     if r.stages:
@@ -147,6 +151,74 @@ def evolution_show(item) -> str:  # rose.evolve.commands.Listed
     return "\n".join(out)
 
 
+def _buckets(items: list[Bucket]) -> list[str]:
+    out = []
+    for b in items:
+        flag = "  OVER the hard mark: the next learner pass archives down to the soft one" if b.over else ""
+        out.append(f"  {b.scope:<7} {b.memory_type:<11} hot {b.hot:>5} ({b.hot_tokens:>7} tok)   cold {b.cold:>5} "
+                   f"({b.cold_tokens:>7} tok)   hard {b.hard}, soft {b.soft}{flag}")
+    return out
+
+
+def listing(r: Listing) -> str:
+    t = r.totals()
+    scopes = ", ".join(f"{name} {c['hot']} hot / {c['cold']} cold" for name, c in r.scopes().items())
+    out = [f"hot {t['hot']} ({t['hot_tokens']} tok), cold {t['cold']} ({t['cold_tokens']} tok); {scopes}"]
+    types: dict[str, list[int]] = {}
+    for b in r.buckets:
+        c = types.setdefault(b.memory_type, [0, 0])
+        c[0] += b.hot
+        c[1] += b.cold
+    out.append("types: " + ", ".join(f"{k} {h} hot / {c} cold" for k, (h, c) in types.items()))
+    what = "cold archive" if r.cold else "hot store"
+    out.append(f"{what}{' matching ' + repr(r.filter) if r.filter else ''}: {len(r.rows)} "
+               f"(ids are stable: `rose show ID`, `rose delete ID`)")
+    for row in r.rows:
+        out.append(f"{row.id:<14} {row.scope:<7} {row.memory_type:<11} imp {row.importance:.2f}  U {row.utility:.2f}  "
+                   f"{row.uses:>3} uses {row.tokens:>5} tok  {plain_title(row.title)}"
+                   + ("" if row.status in ("active", "archived") else f"  [{row.status}]"))
+    return "\n".join(out)
+
+
+def plain_title(text: str, limit: int = 70) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def shown(s: Shown) -> str:
+    where = "cold archive" if s.cold else "hot store"
+    head = [f"# {s.path}",
+            f"# {s.scope} {s.node.memory_type.value}, in the {where}"
+            + (f" (returns to {s.node.archived_from.value} when restored)" if s.cold and s.node.archived_from
+               else ""),
+            f"# importance {s.importance:.2f} (minted {s.minted_importance:.2f}; moved by {s.node.stats.successes} "
+            f"successful and {s.node.stats.failures} failed uses), utility {s.utility:.3f}",
+            f"# uses {s.uses}, last used {s.last_used or 'never'} ({s.age_days:.0f} days of age counted)",
+            f"# evidence: {', '.join(s.node.evidence) or 'none'}"]
+    if s.node.related:
+        head.append(f"# related: {', '.join(s.node.related)}")
+    if s.archived:
+        head.append(f"# archived {s.archived.get('at', '')}: {s.archived.get('because', '')}")
+    if s.bucket:
+        b = s.bucket
+        head.append(f"# its bucket ({b.scope}/{b.memory_type}): {b.hot_tokens} hot tokens, hard {b.hard}, soft {b.soft}")
+    return "\n".join(head) + "\n" + render_node(s.node)
+
+
+def delete_plan(p: DeletePlan) -> str:
+    where = "cold archive" if p.cold else "hot store"
+    return "\n".join([f"delete {p.id} ({p.scope}, {where}): {plain_title(p.title)}"]
+                     + [f"  - {e}" for e in p.effects()])
+
+
+def moved(m: Moved) -> str:
+    rest = [i for i in m.moved if i != m.id]
+    tail = f" with {len(rest)} record(s) of its lineage ({', '.join(rest)})" if rest else ""
+    if not m.moved:
+        return f"{m.id}: nothing moved"
+    return f"{m.id} moved to the {'cold archive' if m.to == 'archive' else 'hot store'}{tail}"
+
+
 def tree(lines: list[TreeLine]) -> str:
     if not lines:
         return "(no lessons)"
@@ -194,8 +266,9 @@ def checks(items: list[Check]) -> str:
 def hits(items: list[Hit]) -> str:
     if not items:
         return "(no matching lessons)"
-    return "\n".join(f"{h.score:8.5f}  {h.id}  L{h.level} {h.family}/{h.title}\n          {h.gist}\n          {h.path}"
-                      for h in items)
+    # a cold exact match has no fused score: it is marked as what it is, with its archive path
+    return "\n".join(f"{'    cold' if h.status == 'archived' else format(h.score, '8.5f')}  {h.id}  L{h.level} "
+                      f"{h.family}/{h.title}\n          {h.gist}\n          {h.path}" for h in items)
 
 
 def recall(result: RecallResult) -> str:
@@ -211,6 +284,8 @@ def trace(t: Trace) -> str:
     if "store" in t:
         s = t["store"]
         out.append(f"store     {s['servable']} servable lessons, {s['tokens']} tokens (budget {s['max_pack_tokens']})")
+    for c in t.get("cold", []):
+        out.append(f"cold      paged in {c['id']} ({c['scope']}): {c['title'][:80]} — {c['reason']}")
     if "dense" in t:
         dense = t["dense"]
         out.append("dense     " + ("on" if dense == "on" else f"{dense}: lexical search alone ran"))

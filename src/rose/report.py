@@ -109,6 +109,7 @@ class StatusReport:
     compression: CompressionSummary = field(default_factory=CompressionSummary)
     credit: Any = None                      # rose.credit.report.CreditSummary
     cost: CostSummary = field(default_factory=CostSummary)
+    retention: list[Any] = field(default_factory=list)   # rose.retention.manage.Bucket: hot / cold and watermarks
     routing: dict[str, Any] = field(default_factory=dict)   # selection rules over lessons (rose.routing.growth)
 
     def to_dict(self) -> dict[str, Any]:
@@ -157,6 +158,7 @@ def status(layers: Layers) -> StatusReport:
         compression=_compression(stores),
         credit=credit_summary(layers, layers.settings()),
         cost=_cost(stores, stages),
+        retention=_retention(stores),
         routing=_routing(stores),
     )
 
@@ -199,6 +201,12 @@ def _within(ev: dict[str, Any], since: datetime) -> bool:
         return datetime.fromisoformat(str(ev.get("ts", "")).replace("Z", "+00:00")) >= since
     except ValueError:
         return False
+
+
+def _retention(stores: list[Store]) -> list[Any]:
+    from rose.retention.manage import buckets
+
+    return buckets(stores)
 
 
 def _routing(stores: list[Store]) -> dict[str, Any]:

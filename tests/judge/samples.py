@@ -230,6 +230,32 @@ def samples() -> list[Sample]:
         more_good=[{"kind": "none", "name": "", "summary": "", "phrases": [], "command": "", "action": "none",
                     "body": "", "cases": [], "reason": "advice that needs judgement"}]))
 
+    orient = [Lesson("n_or01", "Test database", "The test database is Postgres on port 5433."),
+              Lesson("n_or02", "Test database port", "Tests use Postgres on 5433, not the developer's 5432.")]
+    good = {"title": "Test database", "body": "The test database is Postgres on port 5433, not the developer's 5432."}
+    out.append(Sample(
+        calls.CONSOLIDATE, calls.ConsolidateRequest("orientation", orient), good,
+        bad={"missing body": {"title": "x"}, "extra": {**good, "covers": []}, "number": {"title": "x", "body": 5}},
+        bad_checks={"blank body": {"title": "x", "body": "   "}, "blank title": {"title": " ", "body": "y"}}))
+
+    good = {"adds_no_claim": True, "hides_no_contradiction": True, "keeps_boundaries": True,
+            "keeps_constraints": True, "reason": "both claims kept, nothing added"}
+    out.append(Sample(
+        calls.VERIFY_CONSOLIDATION,
+        calls.VerifyConsolidationRequest(orient, Lesson("", "Test database", "Postgres on 5433, not 5432.")), good,
+        bad={"string bool": edit(good, lambda a: a.update(adds_no_claim="yes")),
+             "missing property": edit(good, lambda a: a.pop("keeps_constraints")),
+             "empty reason": edit(good, lambda a: a.update(reason=""))},
+        more_good=[edit(good, lambda a: a.update(keeps_boundaries=False))]))
+
+    rule = Lesson("n_pr01", "One PR", "Always open a single PR per change.")
+    good = {"everywhere": True, "reason": "a personal working rule, not about any stack"}
+    out.append(Sample(
+        calls.RECURRENCE, calls.RecurrenceRequest([calls.RecurringRule(p, "always open a single PR", rule)
+                                                   for p in ("api", "web", "cli")]), good,
+        bad={"string": {"everywhere": "true", "reason": "x"}, "missing": {"everywhere": False}},
+        more_good=[{"everywhere": False, "reason": "these projects share a stack"}]))
+
     out.append(Sample(calls.PROBE, calls.ProbeRequest("rose-1234"), {"echo": "rose-1234"},
                       bad={"number": {"echo": 1234}}, bad_checks={"wrong token": {"echo": "rose-9999"}}))
     return out

@@ -52,6 +52,7 @@ class Stage(str, Enum):
     ROUTING = "routing"
     EXTRACTION = "extraction"
     EVOLUTION = "evolution"   # candidate skills and guardrails (rose.evolve)
+    RETENTION = "retention"   # maintenance after the learner: consolidation and recurrence reviews
     PROBE = "probe"      # replay probes (and the judge's own health probe, via rose.judge.probe)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rose.errors import CorruptFile, NodeNotFound
-from rose.model import Episode, EpisodeOutcome, Node, now_iso
+from rose.model import Episode, EpisodeOutcome, Node, Status, now_iso
 from rose.recall.pack import USED_MARKER
 from rose.store import Layers, Store
 from rose.store.events import EventKind
@@ -135,9 +135,15 @@ def record_episode(layers: Layers, owner: Store, session_id: str, prompt: str, r
                    episode_id: str | None = None, extra: dict[str, Any] | None = None) -> Episode:
     """Write the episode and credit each used lesson; unused lessons are left exactly as they were.
 
+    Credit moves importance with the evidence (rose.retention.rules.next_importance: up on a successful session,
+    down on a failed one; exposure alone is neutral). A cold record attributed as used is first promoted back to
+    the hot store; one whose importance negative credit brings to the floor is archived at once.
+
     Idempotent for a given `episode_id`: a lesson is credited only if the episode is not yet in its
     `covers_tasks`, and the credit and that record are one atomic write, so a job killed half-way and run again
     credits each lesson once."""
+    from rose.retention import maintain, rules
+
     episode = Episode(id=episode_id or owner.new_episode_id(), session=session_id, prompt=prompt,
                       outcome=result.outcome, served=result.used + result.unused, used=result.used,
                       accepted_summary=result.summary, extra=dict(extra or {}))
@@ -145,12 +151,16 @@ def record_episode(layers: Layers, owner: Store, session_id: str, prompt: str, r
     now = now_iso()
     for node_id in result.used:
         try:
-            store, _node = layers.locate(node_id)
+            store, node = layers.locate(node_id)
         except (NodeNotFound, CorruptFile) as exc:
             owner.event(EventKind.SKIP, what="credit", id=node_id, session=session_id, reason=str(exc))
             continue  # deleted or broken since it was served: nothing to credit, and the skip is on record
+        if node.status is Status.ARCHIVED:   # paged in from the archive and used: hot again before the credit
+            maintain.promote(store, node_id, f"used in session {session_id} (episode {episode.id})")
+        fresh = False
 
         def credit(n: Node) -> None:
+            nonlocal fresh
             if episode.id in n.covers_tasks:
                 return  # credited by an earlier run of this same job
             n.stats.attempts += 1
@@ -160,9 +170,17 @@ def record_episode(layers: Layers, owner: Store, session_id: str, prompt: str, r
                 n.stats.failures += 1
             n.stats.last_used = now
             n.use_count += 1
+            n.learned_importance = rules.next_importance(
+                rules.effective_importance(n.importance, n.learned_importance), result.outcome.value)
             if episode.id not in n.covers_tasks:
                 n.covers_tasks.append(episode.id)
-        store.update(node_id, credit)
+            fresh = True
+        credited = store.update(node_id, credit)
+        if fresh and result.outcome is EpisodeOutcome.FAILURE and credited.status is not Status.DISPUTED and \
+                maintain.may_archive() and \
+                rules.archive_now(rules.effective_importance(credited.importance, credited.learned_importance)):
+            maintain.archive_unit(store, node_id, f"negative credit brought its importance to the floor "
+                                                  f"({rules.IMPORTANCE_FLOOR}) in episode {episode.id}")
     owner.event(EventKind.EPISODE, id=episode.id, session=session_id, outcome=result.outcome.value,
                 served=episode.served, used=episode.used, source=result.source)
     return episode

@@ -1,7 +1,8 @@
 """Contradictions are never resolved silently: `rose conflicts` lists them, `rose resolve` settles one.
 
     rose resolve ID          both lessons stand (the question was answered: both hold, in their contexts)
-    rose resolve ID --drop   ID was wrong: it is archived (kept on disk, never served); the other lessons stand
+    rose resolve ID --drop   ID was wrong: it moves to the cold archive (kept whole; rose.store.archive), the other
+                             lessons stand; `rose restore ID` brings it back
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def resolve(layers: Layers, node_id: str, drop: bool) -> list[str]:
             n.status = Status.ACTIVE
         n.conflict = ""
         n.disputes = []
-    store.update(node_id, settle)
+    store.update(node_id, settle, because="dropped by `rose resolve --drop`" if drop else "")
     for other_id in partners:
         try:
             other_store, other = layers.locate(other_id)
@@ -59,6 +60,8 @@ def resolve(layers: Layers, node_id: str, drop: bool) -> list[str]:
             if not n.disputes and n.status is Status.DISPUTED:
                 n.status = Status.ACTIVE
                 n.conflict = ""
+            elif not n.disputes and n.status is Status.ARCHIVED and n.archived_from is Status.DISPUTED:
+                n.archived_from, n.conflict = Status.ACTIVE, ""   # a cold partner returns undisputed
         other_store.update(other.id, release)
         changed.append(other.id)
     store.event(EventKind.UPDATE, id=node_id, resolved=True, dropped=drop, partners=partners)

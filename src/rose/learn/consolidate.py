@@ -408,7 +408,9 @@ def reconcile_pending(layers: Layers, judge: Judge, settings: Settings, limit: i
 
 
 def _archive(store: Store, node_id: str, why: str) -> None:
+    """Into the cold archive (rose.store.archive), kept whole: what it said lives on in the lesson it duplicated or
+    refined."""
     def arch(n: Node) -> None:
         n.status, n.unreconciled = Status.ARCHIVED, False
         n.extra["archived_because"] = why
-    store.update(node_id, arch)
+    store.update(node_id, arch, because=why)

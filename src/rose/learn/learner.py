@@ -12,6 +12,8 @@ step is idempotent, recorded in the session file or made so by a deterministic i
     compression  marked as started before it runs: a kill loses that attempt, it never repeats one
     minting      each candidate's id derives from the session and its evidence, so a second run finds it stored
     progress     `learned_upto` advances only after a whole mint
+    retention    the maintenance pass (rose.retention.maintain) runs last: every move is one atomic rename, so a
+                 kill leaves each record in exactly one place, and the next pass completes what was interrupted
 """
 from __future__ import annotations
 
@@ -183,6 +185,7 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
         else None
     parts = []
     episode_done = None
+    touched: list[str] = []
     if job.kind is JobKind.SESSION_END and not state.get("episode"):
         prompt = task_prompt(conversation)
         if prompt:
@@ -231,6 +234,7 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
                       since=since, fork_session=fork)
         parts.append(f"minted {report.minted}, rejected {len(report.rejected)} ({report.decision})")
         stored = report.stored
+        touched = [r.node.id for r in report.stored if r.node is not None]
 
         def advance(d: dict) -> None:
             d["learned_upto"] = last + 1
@@ -247,9 +251,24 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
     pending = reconcile_pending(layers, judge, settings)
     if pending:
         parts.append(f"reconciled {len(pending)} pending")
+    kept = _maintain(layers, owner, judge, touched)
+    if kept:
+        parts.append(kept)
     _embed_new(layers, settings)
     owner.event(EventKind.LEARN, session=job.session_id, job_kind=job.kind.value, ok=True, detail="; ".join(parts))
     return "; ".join(parts) or "nothing new"
+
+
+def _maintain(layers: Layers, owner: Store, judge: Judge, touched: list[str]) -> str:
+    """Retention after the learning (never on the prompt path). Its failure is logged and leaves the job done: what
+    it did not finish, the next pass completes (a pass never half-moves a record)."""
+    from rose.retention.maintain import maintain
+
+    try:
+        return maintain(layers, judge, touched=touched).describe()
+    except Exception as exc:  # noqa: BLE001 - learning is already recorded; retention is retried next job
+        log_line(owner, f"retention pass failed: {type(exc).__name__}: {exc}")
+        return f"retention pass failed ({type(exc).__name__})"
 
 
 def _embed_new(layers: Layers, settings: Settings) -> None:

@@ -22,6 +22,7 @@ from rose.recall import candidates as search
 from rose.recall import selectors
 from rose.recall.pack import (ITEM_OVERHEAD_TOKENS, PACK_OVERHEAD_TOKENS, Item, Tier, assign_tiers, fit, notice,
                               render_block)
+from rose.store.index import SERVABLE
 from rose.store.sessions import SessionRecord
 
 if TYPE_CHECKING:
@@ -99,8 +100,9 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
     if tokens <= rs.max_pack_tokens and global_tokens <= rs.global_max_tokens:
         trace["gate"] = "whole store fits the budget: served unfiltered, no selector"
         chosen = [(s, r, "the whole store fits the budget") for s in stores
-                  for r in s.index.rows("status IN ('active','disputed')")]
+                  for r in s.index.rows("status IN (%s)" % ",".join("?" * len(SERVABLE)), SERVABLE)]
         chosen.sort(key=lambda c: -c[1].importance)   # the order a budget cut would follow (it does not bind here)
+        chosen += [(p.store, p.row, p.reason) for p in _cold(stores, query, trace)]
     else:
         trace["gate"] = "store outgrows the budget: filtering"
         if judge is None and judge_factory is not None and rs.selector is not Selector.HYBRID:
@@ -222,6 +224,28 @@ def _parse_until(deadline: Deadline) -> float:
     return time.monotonic() + min(SYNC_MAX_S, SYNC_SHARE * deadline.remaining())
 
 
+def _cold(stores: list[Store], query: str, trace: dict[str, Any]) -> list[Any]:
+    """At most two cold records an exact lexical match pages into consideration (rose.retention.paging)."""
+    from rose.retention.paging import page
+
+    paged = page(stores, query)
+    trace["cold"] = [{"id": p.row.id, "title": p.row.title, "scope": p.store.scope.value, "reason": p.reason}
+                     for p in paged]
+    return paged
+
+
+def _paged_candidate(p: Any, found: list[Any], k: float) -> Any:
+    """A paged cold record as a candidate: an exact match fuses like the best hot candidate, reweighted by its own
+    importance (no recency: it has not been used lately). The selector, then the budget, decide if it is served.
+    The exact match is its lexical evidence (admitted), and its BM25, from the cold index's own scale, is put on
+    its store's hot scale as that of the store's best hot hit, so the hybrid cut weighs it as the match it is."""
+    fused = max((c.fused for c in found), default=1.0 / (k + 1))
+    weight = 1 - search.IMPORTANCE_SPAN / 2 + search.IMPORTANCE_SPAN * p.row.importance
+    bm25 = max((c.bm25 for c in found if c.store is p.store and c.bm25 is not None), default=p.bm25)
+    return search.Candidate(p.row.id, p.store, p.row, lexical_rank=1, bm25=bm25, admitted=True, fused=fused,
+                            score=fused * weight)
+
+
 def _busy_what(exc: BaseException) -> str:
     return "a lock is held" if isinstance(exc, LockTimeout) else "the database is locked"
 
@@ -236,6 +260,8 @@ def _select(stores: list[Store], query: str, settings: Settings, trace: Trace, j
     trace["dense_list"] = [[s.scope.value, i, round(score, 4)] for s, i, score in lists.dense]
     ranked = search.fuse(stores, lists, rs)
     found = ranked[: rs.candidates]
+    paged = _cold(stores, query, trace)
+    found += [_paged_candidate(p, found, rs.rrf_k) for p in paged]
     notes: list[str] = []
     if lists.dense_status is not search.DenseStatus.ON and lists.dense_status is not search.DenseStatus.OFF:
         notes.append(f"dense search {lists.dense_status.value}, lexical only")
@@ -258,10 +284,12 @@ def _select(stores: list[Store], query: str, settings: Settings, trace: Trace, j
                                deadline, first=lists)
     # A selector may name a lower node on purpose (the walk descended to it); archived and demoted ones never serve.
     located = {c.id: (c.store, c.row) for c in found}
+    cold = {p.row.id for p in paged}   # paged in from the cold archive: served as they are, if chosen
     out: list[tuple[Any, Any, str]] = []
     for ch in picked:
         hit = located.get(ch.id) or _lookup(stores, ch.id)
-        if hit is not None and hit[1].status not in NEVER_SERVED and ch.id not in {r.id for _s, r, _w in out}:
+        if hit is not None and (hit[1].status not in NEVER_SERVED or ch.id in cold) \
+                and ch.id not in {r.id for _s, r, _w in out}:
             out.append((hit[0], hit[1], f"{selection.ran.value}: {ch.reason}"))
     return out, notes
 

@@ -5,8 +5,11 @@
                  transcript in Claude Code's format
     backend.py   the `sim` judge backend answering every call by simulation (with configurable faults)
     driver.py    whole sessions through the real hooks and the real learner, and measurements of the store
+    mining.py    a simulated miner: lessons of varying quality (useful, useless, wrong, near-duplicate orientation)
+                 minted from each session, and the retention calls answered by the world's facts
 
-Used by the tests (tests/compress), the benchmark (bench/bench_compression.py) and `rose demo`.
+Used by the tests (tests/compress, tests/retention), the benchmarks (bench/bench_compression.py,
+bench/bench_retention.py) and `rose demo`.
 `register()` makes `agent.backend: sim` available in this process; importing does not register anything.
 """
 from __future__ import annotations

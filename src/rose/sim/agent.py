@@ -5,6 +5,11 @@ real learner reads it through the real transcript reader and digest.
 Where each fact came from is part of what it writes ("Applying [key] from lesson n_x", or "from the detail attached
 under lesson n_x" when only a sticky patch or detail under trial held it), which is what lets a judge reading the
 digest tell whether re-attached detail was used.
+
+A *misleading* lesson (rose.sim.world.misleading: it says the rule about a fact's topic was reverted) is followed
+when it comes before any statement of the fact in the block: the agent applies it, names it, and the task fails
+on that fact. With `correct=True` the simulated user answers a failure with a correction per missing fact (its
+terse statement), which is what a miner learns a useful lesson from.
 """
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rose.compress.graph import PATCH_HEADER, TRIAL_HEADER
-from rose.sim.world import Task, World
+from rose.sim.world import Task, World, misleading
 
 _LESSON = re.compile(r'<lesson id="([^"]+)"(?: ref="[^"]*")? title="([^"]*)"[^>]*>\n(.*?)\n</lesson>', re.DOTALL)
 
@@ -44,7 +49,7 @@ class Attempt:
     task: Task
     applied: list[tuple[str, str, bool]] = field(default_factory=list)   # (key, lesson id, from attached detail)
     missing: list[str] = field(default_factory=list)
-    misled: list[tuple[str, str, str]] = field(default_factory=list)     # (needed key, trap key, lesson id)
+    misled: list[tuple[str, str, str]] = field(default_factory=list)     # (needed key, advice applied, lesson id)
 
     @property
     def success(self) -> bool:
@@ -59,6 +64,12 @@ def act(world: World, task: Task, block: str) -> Attempt:
         if trap is not None:   # a harmful lesson's advice wins over the fact it contradicts
             attempt.misled.append((key, trap[0].key, trap[1]))
             continue
+        wrong = misleading(world.fact(key))
+        first = next((s for s in served if key in s.base or wrong in s.base), None)
+        if first is not None and wrong in first.base and key not in first.base:   # read before the fact: followed
+            attempt.misled.append((key, wrong, first.id))
+            attempt.missing.append(key)
+            continue
         source = next(((s.id, False) for s in served if key in s.base), None) or \
             next(((s.id, True) for s in served if key in s.attached), None)
         if source is None:
@@ -72,12 +83,12 @@ def narrate(world: World, attempt: Attempt) -> tuple[str, str, str, bool]:
     """(plan text, test output, final answer, test failed)."""
     lines = [f"Applying [{key}] from {'the detail attached under ' if attached else ''}lesson {lesson}."
              for key, lesson, attached in attempt.applied]
-    lines += [f"Applying [{trap}] from lesson {lesson}." for _key, trap, lesson in dict.fromkeys(
-        (None, t, lesson) for _k, t, lesson in attempt.misled)]
+    lines += [f"Applying [{advice}] from lesson {lesson}." for advice, lesson in dict.fromkeys(
+        (advice, lesson) for _k, advice, lesson in attempt.misled)]
     lines = lines or ["No remembered lesson applies; working from the code."]
     symptoms = [world.fact(k).symptom for k in attempt.missing]
-    symptoms += list(dict.fromkeys(next(t.symptom for t in world.traps if t.key == trap)
-                                   for _k, trap, _l in attempt.misled))
+    symptoms += list(dict.fromkeys(t.symptom for _k, advice, _l in attempt.misled for t in world.traps
+                                   if t.key == advice))   # a misleading lesson's failure is its fact's, above
     if attempt.success:
         return "\n".join(lines), "42 passed in 3.1s", "Done: the change works and the checks pass.", False
     output = "\n".join(f"FAILED: {s}" for s in symptoms)
@@ -140,7 +151,11 @@ class ClaudeTranscript:
         return self.path
 
 
-def write_session(world: World, attempt: Attempt, path: Path, session_id: str, cwd: str, block: str) -> Path:
+CORRECTION = "No: "   # how the simulated user starts a correction (rose.sim.mining learns from it)
+
+
+def write_session(world: World, attempt: Attempt, path: Path, session_id: str, cwd: str, block: str,
+                  correct: bool = False) -> Path:
     t = ClaudeTranscript(path, session_id, cwd)
     t.prompt(attempt.task.prompt)
     if block:
@@ -151,4 +166,7 @@ def write_session(world: World, attempt: Attempt, path: Path, session_id: str, c
         t.edit(f"{cwd}/src/app.py", "TODO", f"done: {attempt.task.id}")
     t.tool("uv run pytest", output, failed)
     t.say(final)
+    if correct and failed:
+        for key in attempt.missing:
+            t.prompt(CORRECTION + world.fact(key).terse)
     return t.write()

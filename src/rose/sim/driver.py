@@ -9,7 +9,8 @@ recall), the simulated agent working from the injected block, a transcript in Cl
 SessionEnd hook (which queues the learner job), then the learner over the queue (`rose.learn.learner.run_queue`)
 in-process with the `sim` judge instead of a detached process. Nothing outside `root` is touched: ROSE_HOME points
 into it for the duration, and the detached learner the hook would spawn is not started. Ids are drawn from a
-generator seeded by `tag` for the duration, so the same tasks give the same run.
+generator seeded by `tag` for the duration, so the same tasks give the same run. With a `clock`, every time rose
+stamps (creation, last use, events) is read from it, so a benchmark can live through months of sessions in minutes.
 """
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ import io
 import json
 import os
 import random
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,6 +55,7 @@ class SessionResult:
     notice: str
     attempt: Attempt
     learner: list[str] = field(default_factory=list)
+    recall_ms: float = 0.0              # the UserPromptSubmit hook, end to end (recall and its notice)
 
     @property
     def tokens(self) -> int:
@@ -93,7 +97,8 @@ def _deep_merge(base: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
 class Simulation:
     def __init__(self, root: Path, *, world: World | None = None, backend: SimBackend | None = None,
                  config: dict[str, Any] | None = None, families: list[str] | None = None, seed_lessons: bool = True,
-                 agent: str = "claude", tag: str = "s"):
+                 agent: str = "claude", tag: str = "s", clock: Callable[[], Any] | None = None,
+                 correct: bool = False):
         self.root = Path(root)
         self.world = world or default_world()
         self.backend = backend or SimBackend(self.world, SimConfig())
@@ -102,6 +107,8 @@ class Simulation:
         self.seed_lessons = seed_lessons
         self.agent = agent
         self.tag = tag
+        self.clock = clock
+        self.correct = correct     # the simulated user corrects a failed session (what a miner learns from)
         self.project = self.root / "project"
         self.n = 0
         self.results: list[SessionResult] = []
@@ -124,6 +131,9 @@ class Simulation:
         ids = random.Random("ids|" + self.tag)    # reproducible node and episode ids: same seed, same run
         self._saved_hex = model._random_hex
         model._random_hex = lambda chars: "".join(ids.choice("0123456789abcdef") for _ in range(chars))
+        self._saved_now = model._utcnow
+        if self.clock is not None:
+            model._utcnow = self.clock
         self.layers = Layers.discover(self.project)
         self.layers.init_project()
         # the simulated user's own config (the global store's): it chooses the backend, which a project file cannot
@@ -140,6 +150,7 @@ class Simulation:
             self.layers.close()
         jobs.request_learning = self._saved_spawn
         model._random_hex = self._saved_hex
+        model._utcnow = self._saved_now
         for key, value in self._saved_env.items():
             if value is None:
                 os.environ.pop(key, None)
@@ -186,14 +197,16 @@ class Simulation:
         sid = self.session_id(self.n)
         transcript = self.root / "transcripts" / f"{sid}.jsonl"
         base = {"session_id": sid, "transcript_path": str(transcript), "cwd": str(self.project)}
+        started = time.perf_counter()
         out = self._hook("UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit", "prompt": task.prompt})
+        recall_ms = (time.perf_counter() - started) * 1000
         block = (out.get("hookSpecificOutput") or {}).get("additionalContext", "")
         attempt = act(self.world, task, block)
-        write_session(self.world, attempt, transcript, sid, str(self.project), block)
+        write_session(self.world, attempt, transcript, sid, str(self.project), block, correct=self.correct)
         self._hook("SessionEnd", {**base, "hook_event_name": "SessionEnd", "reason": "exit"})
         done = run_queue(self.store, judge_factory=self._judge)
         result = SessionResult(self.n, task, sid, block, out.get("systemMessage", ""), attempt,
-                               [r.detail for r in done])
+                               [r.detail for r in done], recall_ms)
         self.results.append(result)
         return result
 

@@ -320,5 +320,10 @@ class World:
         return out
 
 
+def misleading(fact: Fact) -> str:
+    """The text a wrong lesson about this fact states (rose.sim.agent follows it and fails): never the fact's key."""
+    return f"the earlier rule about {fact.topic} was reverted"
+
+
 def default_world(seed: int = 7) -> World:
     return World(seed=seed)

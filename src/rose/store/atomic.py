@@ -24,6 +24,11 @@ LOCK_TIMEOUT_S = 30.0      # a learner holds the lock for milliseconds; 30 s mea
 LOCK_POLL_S = 0.005
 
 
+def fsync_dir(folder: Path) -> None:
+    """Make a folder's entries (a rename in or out of it) durable."""
+    _fsync_dir(folder)
+
+
 def _fsync_dir(folder: Path) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY)
@@ -159,6 +164,20 @@ def _sync_file_system(any_file: str) -> None:
             os.sync()
     finally:
         os.close(fd)
+
+
+def move_file(source: Path, dest: Path, *, sync: bool = True) -> None:
+    """Move a file by one atomic rename (same filesystem): at every instant it is at exactly one of the two paths.
+    Never over another file: a destination that exists is an error, not a silent loss. Both folders are synced
+    unless the caller syncs them once for a batch (`sync=False`; a process killed before that loses nothing, the
+    file is at one of the two paths either way)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.exists():
+        raise FileExistsError(f"{dest} exists already: not moving {source} over it")
+    os.rename(source, dest)
+    if sync:
+        _fsync_dir(dest.parent)
+        _fsync_dir(source.parent)
 
 
 def _writer_pid(name: str) -> int | None:

@@ -30,6 +30,7 @@ class EventKind(str, Enum):
     LEARN = "learn"            # the detached learner processed a session
     EPISODE = "episode"        # an episode was recorded
     CONFIG = "config"          # a setting was changed
+    RETENTION = "retention"    # a record was archived, restored, consolidated, promoted or deleted (data says which)
 
 
 @dataclass

@@ -17,14 +17,16 @@ import re
 import sqlite3
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from rose.model import SERVABLE as model_servable
-from rose.model import SERVABLE_SQL, Node
+from rose.model import SERVABLE_SQL, Node, Status
+from rose.retention.rules import effective_importance, preview
 from rose.store import usage
+from rose.store.archive import is_cold_path
 from rose.store.usage import View
 from rose.tokens import estimate
 
@@ -122,6 +124,20 @@ MIGRATIONS: list[tuple[str, str]] = [
         -- from the usage fold when read. '' for a row written before: its file is read instead.
         ALTER TABLE nodes ADD COLUMN manifest TEXT NOT NULL DEFAULT '';
     """),
+    ("0009_retention", """
+        -- the cold archive (rose.store.archive): a row whose file is under archive/ is cold; its status reads
+        -- 'archived' and `cold_from` keeps the file's own status (what a restore returns to)
+        ALTER TABLE nodes ADD COLUMN cold INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE nodes ADD COLUMN cold_from TEXT NOT NULL DEFAULT '';
+        -- `importance` is the evidence-moved value recall and retention read; the file's own (as minted) beside it
+        ALTER TABLE nodes ADD COLUMN base_importance REAL NOT NULL DEFAULT 0.6;
+        ALTER TABLE nodes ADD COLUMN confidence REAL NOT NULL DEFAULT 0.5;
+        CREATE INDEX nodes_cold ON nodes(cold, scope, memory_type);
+        -- cold records are searched only here, by their catalog fields, exactly (no stemming): never by nodes_fts
+        -- (hot recall) and never embedded
+        CREATE VIRTUAL TABLE cold_fts USING fts5(id UNINDEXED, title, tags, preview, tokenize = 'unicode61');
+        UPDATE files SET mtime_ns = -1;
+    """),
 ]
 USAGE_MARK = "usage_log"   # meta key: how much of usage.jsonl is folded (offset, crc of it, and the file's stat)
 
@@ -160,6 +176,10 @@ class IndexRow:
     path: str
     conflict: str = ""
     patches: list[str] = field(default_factory=list)
+    cold: bool = False              # the file is in the cold archive (status reads "archived")
+    cold_from: str = ""             # a cold record's own status: what a restore returns it to
+    base_importance: float = 0.6    # as minted (the file); `importance` is the evidence-moved value
+    confidence: float = 0.5
 
     @property
     def servable(self) -> bool:
@@ -174,7 +194,7 @@ def _json_list(text: str) -> list:
 # IndexRow's fields are columns of `nodes` by the same name, read by name; these are decoded on the way
 _ROW_COLUMNS = tuple(f.name for f in fields(IndexRow))
 _ROW_DECODE: dict[str, Callable[[Any], Any]] = {"tags": str.split, "parents": _json_list,
-                                               "derived_from": _json_list, "patches": _json_list}
+                                               "derived_from": _json_list, "patches": _json_list, "cold": bool}
 
 
 def _same(value: Any) -> Any:
@@ -368,15 +388,20 @@ class Index:
         row = c.execute("SELECT rowid FROM nodes WHERE id=?", (node_id,)).fetchone()
         if row:
             c.execute("DELETE FROM nodes_fts WHERE rowid=?", (row[0],))
+            c.execute("DELETE FROM cold_fts WHERE rowid=?", (row[0],))
             c.execute("DELETE FROM nodes WHERE rowid=?", (row[0],))
 
     def _insert(self, node: Node, rel_path: str, base: View | None = None) -> None:
         tags = " ".join(node.tags)
         claims = json.dumps([[k, c.claim] for k, c in zip(usage.claim_keys(node), node.dropped)], ensure_ascii=False)
+        cold = is_cold_path(rel_path)
+        status = Status.ARCHIVED.value if cold else node.status.value
+        cold_from = (node.archived_from or Status.ACTIVE).value if cold else ""
         row: dict[str, object] = {
             "id": node.id, "family": node.family, "title": node.title, "gist": node.gist, "tags": tags,
-            "body": node.body, "level": node.level, "status": node.status.value, "origin": node.origin.value,
-            "memory_type": node.memory_type.value, "scope": node.scope.value, "importance": node.importance,
+            "body": node.body, "level": node.level, "status": status, "origin": node.origin.value,
+            "memory_type": node.memory_type.value, "scope": node.scope.value,
+            "importance": effective_importance(node.importance, node.learned_importance),
             "parents": json.dumps(node.parents), "derived_from": json.dumps(node.derived_from),
             "dropped": len(node.dropped), "tokens": estimate(node.body), "created": node.created,
             "last_used": node.stats.last_used, "use_count": node.use_count, "path": rel_path,
@@ -388,14 +413,20 @@ class Index:
             "unreconciled": int(node.unreconciled),
             "usage_base": "" if base is None or base.empty() else base.to_json(), "claims": claims,
             "manifest": _manifest(node),
+            "cold": int(cold), "cold_from": cold_from, "base_importance": node.importance, "confidence": node.confidence,
         }
         cur = self.conn.execute(  # by name: a column added by a migration cannot shift the others
             f"INSERT INTO nodes ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
-        self.conn.execute("INSERT INTO nodes_fts(rowid, id, title, gist, tags, body) VALUES (?,?,?,?,?,?)",
-                          (cur.lastrowid, node.id, node.title, node.gist, tags, node.body))
+        if cold:   # the archive is searched by its catalog fields alone, and never embedded
+            self.conn.execute("INSERT INTO cold_fts(rowid, id, title, tags, preview) VALUES (?,?,?,?,?)",
+                              (cur.lastrowid, node.id, node.title, tags, preview(node)))
+            self.conn.execute("DELETE FROM embeddings WHERE node_id=?", (node.id,))
+        else:
+            self.conn.execute("INSERT INTO nodes_fts(rowid, id, title, gist, tags, body) VALUES (?,?,?,?,?,?)",
+                              (cur.lastrowid, node.id, node.title, node.gist, tags, node.body))
 
     # -- catching up with the files -------------------------------------------------------------------------
-    def sync(self, nodes_dir: Path, parse: Callable[[Path], Node | tuple[Node, View]],
+    def sync(self, nodes_dir: Path | Sequence[Path], parse: Callable[[Path], Node | tuple[Node, View]],
              quick: bool = False, until: float | None = None) -> SyncReport:
         """Bring the index in line with the files under nodes_dir. Cheap when nothing changed: one stat a file.
 
@@ -411,16 +442,21 @@ class Index:
         with self._transaction():  # one commit for the whole catch-up, not one per file
             return self._sync(nodes_dir, parse, until)
 
-    def _sync(self, nodes_dir: Path, parse: Callable[[Path], Node | tuple[Node, View]],
+    def _sync(self, nodes_dir: Path | Sequence[Path], parse: Callable[[Path], Node | tuple[Node, View]],
               until: float | None = None) -> SyncReport:
         """`until` (a time.monotonic() value) bounds the parsing: files past it are counted as `pending`, left for
         the next sync, and the scan is not marked complete (so a quick sync does not skip them)."""
         report = SyncReport()
         known = {row[0]: (row[1], row[2], row[3]) for row in
                  self.conn.execute("SELECT path, mtime_ns, size, problem FROM files")}
-        seen: set[str] = set()
-        for rel, st in _scan(nodes_dir):
-            seen.add(rel)
+        found = [hit for folder in _folders(nodes_dir) for hit in _scan(folder)]
+        seen = {rel for rel, _st in found}
+        # files gone first: a file renamed (moved to or from the archive, or between family folders) is a new path
+        # holding an id the index still has under its old path, which must not read as a duplicate id
+        for rel in set(known) - seen:
+            self.remove_path(rel)
+            report.removed += 1
+        for rel, st in found:
             prior = known.get(rel)
             if prior is not None and prior[0] == st.st_mtime_ns and prior[1] == st.st_size:
                 if prior[2]:
@@ -441,9 +477,6 @@ class Index:
                 report.added += 1
             else:
                 report.updated += 1
-        for rel in set(known) - seen:
-            self.remove_path(rel)
-            report.removed += 1
         report.files = len(seen)
         if not report.pending:
             self.conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
@@ -467,10 +500,12 @@ class Index:
             c.execute("INSERT OR REPLACE INTO files(path, mtime_ns, size, node_id, problem) VALUES (?,?,?,NULL,?)",
                       (rel, st.st_mtime_ns, st.st_size, reason))
 
-    def rebuild(self, nodes_dir: Path, parse: Callable[[Path], Node | tuple[Node, View]]) -> SyncReport:
-        """Everything from the files again. Vectors are kept: each is tied to the text it was made from."""
+    def rebuild(self, nodes_dir: Path | Sequence[Path],
+                parse: Callable[[Path], Node | tuple[Node, View]]) -> SyncReport:
+        """Everything from the files again (what is cold is where its file is). Vectors are kept: each is tied to
+        the text it was made from."""
         with self._transaction():
-            for table in ("nodes", "nodes_fts", "files"):
+            for table in ("nodes", "nodes_fts", "cold_fts", "files"):
                 self.conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
             self.conn.execute("DELETE FROM meta WHERE key <> ?", (USAGE_MARK,))  # usage has its own reset
             return self._sync(nodes_dir, parse)
@@ -632,16 +667,18 @@ class Index:
                     "SELECT node_id, fold FROM usage WHERE node_id IN (%s)" % ",".join("?" * len(missing)),
                     missing)})
             updates = []
-            for node_id, base_json, claims in self.conn.execute(
-                    f"SELECT id, usage_base, claims FROM nodes WHERE id IN ({marks})", chunk).fetchall():  # noqa: S608
+            for node_id, base_json, claims, minted in self.conn.execute(
+                    f"SELECT id, usage_base, claims, base_importance FROM nodes WHERE id IN ({marks})",  # noqa: S608
+                    chunk).fetchall():
                 base, state = View.from_json(base_json), states.get(node_id)
                 if usage.base_taken(node_id, base, state):
                     base = View()
                 cols = usage.index_columns(usage.combine(base, state), json.loads(claims))
                 updates.append((cols["last_used"], cols["use_count"], cols["patches"], cols["origin_rescues"],
-                                cols["heldout_passed"], cols["heldout_total"], cols["gaps"], node_id))
+                                cols["heldout_passed"], cols["heldout_total"], cols["gaps"],
+                                effective_importance(minted, cols["learned_importance"]), node_id))
             self.conn.executemany("UPDATE nodes SET last_used=?, use_count=?, patches=?, origin_rescues=?,"
-                                  " heldout_passed=?, heldout_total=?, gaps=? WHERE id=?", updates)
+                                  " heldout_passed=?, heldout_total=?, gaps=?, importance=? WHERE id=?", updates)
 
 
     # -- reads -----------------------------------------------------------------------------------------------
@@ -678,6 +715,7 @@ class Index:
         return self.path_of(node_id) is not None
 
     def rows(self, where: str = "", params: Iterable[object] = ()) -> list[IndexRow]:
+        """Rows of every node, cold ones included (`row.cold`); `where` filters in SQL."""
         sql = f"SELECT {', '.join(_ROW_COLUMNS)} FROM nodes"
         if where:
             sql += " WHERE " + where
@@ -718,7 +756,8 @@ class Index:
         return int(row[0]), int(row[1])
 
     def search(self, query: str, limit: int = 20) -> list[tuple[str, float]]:
-        """BM25 over title, gist, tags and body (porter-stemmed). Returns (id, score), best first."""
+        """BM25 over title, gist, tags and body (porter-stemmed) of the hot store. Returns (id, score), best
+        first. Cold records are never in it (see cold_search)."""
         q = fts_query(query)
         if not q:
             return []
@@ -726,6 +765,27 @@ class Index:
         sql = (f"SELECT id, bm25(nodes_fts, {weights}) AS score FROM nodes_fts WHERE nodes_fts MATCH ?"
                " ORDER BY score LIMIT ?")
         return [(r[0], -r[1]) for r in self.conn.execute(sql, (q, limit))]
+
+    def cold_search(self, query: str, limit: int = 20) -> list[tuple[str, str, float]]:
+        """The cold archive's candidates for a query: (id, catalog text, bm25) of records whose title, tags or
+        preview hold a query word exactly (no stemming), best first. Whether one is an exact match is decided by
+        rose.retention.rules.cold_match on the text; this only finds them without reading a cold file."""
+        q = fts_query(query)
+        if not q:
+            return []
+        sql = ("SELECT id, title || ' ' || tags || ' ' || preview, bm25(cold_fts) AS score FROM cold_fts"
+               " WHERE cold_fts MATCH ? ORDER BY score LIMIT ?")
+        return [(r[0], r[1], -r[2]) for r in self.conn.execute(sql, (q, limit))]
+
+    def buckets(self) -> list[tuple[str, str, int, int, int, int]]:
+        """(scope, memory_type, hot count, hot tokens, cold count, cold tokens) per bucket, in SQL: what retention
+        budgets and `rose status` / `rose list` read without building a row. A legacy `archived` status outside the
+        archive folder counts as cold (it is moved there by the next maintenance pass)."""
+        return [(r[0], r[1], int(r[2]), int(r[3]), int(r[4]), int(r[5])) for r in self.conn.execute(
+            "SELECT scope, memory_type,"
+            " coalesce(sum(status <> 'archived'), 0), coalesce(sum(CASE WHEN status <> 'archived' THEN tokens END), 0),"
+            " coalesce(sum(status = 'archived'), 0), coalesce(sum(CASE WHEN status = 'archived' THEN tokens END), 0)"
+            " FROM nodes GROUP BY scope, memory_type ORDER BY scope, memory_type")]
 
     def search_evidence(self, query: str, limit: int = 50) -> list[LexicalHit]:
         """`search`, with each hit's evidence counted (see LexicalHit): best BM25 first, admitted or not.
@@ -743,6 +803,8 @@ class Index:
             return []
         hits = {r[0]: LexicalHit(r[1], -r[2]) for r in ranked}
         marks = ",".join(str(int(r)) for r in hits)
+        # the share is of every record the store holds, cold ones included: archiving makes the hot store smaller
+        # and sharper, and must not make the words of its topics generic (bench/bench_retention.py measured it)
         cap = selective_cap(self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0])
 
         def holders(term: str) -> tuple[int, list[int]]:
@@ -772,11 +834,12 @@ class Index:
 
     # -- embeddings ------------------------------------------------------------------------------------------
     def missing_embeddings(self, model: str, limit: int = 10_000) -> list[tuple[str, str, str, str, str]]:
-        """(id, title, tags, gist, body) of nodes with no vector of their current text in this model's space."""
+        """(id, title, tags, gist, body) of hot nodes with no vector of their current text in this model's space.
+        Cold records are never embedded: dense recall never sees the archive."""
         return list(self.conn.execute(
             "SELECT n.id, n.title, n.tags, n.gist, n.body FROM nodes n LEFT JOIN embeddings e"
-            " ON e.node_id = n.id AND e.model = ? AND e.text_hash = n.text_hash WHERE e.node_id IS NULL LIMIT ?",
-            (model, limit)))
+            " ON e.node_id = n.id AND e.model = ? AND e.text_hash = n.text_hash WHERE e.node_id IS NULL"
+            " AND n.cold = 0 LIMIT ?", (model, limit)))
 
     def set_embeddings(self, model: str, vectors: list[tuple[str, bytes, str]]) -> int:
         """Store (id, vector, text hash) rows whose node still has that text; returns how many were stored."""
@@ -784,7 +847,7 @@ class Index:
             c = self.conn
             before = c.total_changes
             c.executemany("INSERT OR REPLACE INTO embeddings(node_id, model, vec, text_hash) SELECT ?, ?, ?, ?"
-                          " WHERE EXISTS (SELECT 1 FROM nodes WHERE id = ? AND text_hash = ?)",
+                          " WHERE EXISTS (SELECT 1 FROM nodes WHERE id = ? AND text_hash = ? AND cold = 0)",
                           [(node_id, model, blob, digest, node_id, digest) for node_id, blob, digest in vectors])
             return c.total_changes - before
 
@@ -866,16 +929,23 @@ def _scan(nodes_dir: Path) -> Iterable[tuple[str, os.stat_result]]:
                         yield prefix + entry.name, entry.stat()
 
 
-def _dir_stamps(nodes_dir: Path) -> str:
-    """The mtimes of nodes/ and each family folder: any file added, removed or renamed in place changes one."""
-    try:
-        stamps = [f"{nodes_dir.name}:{os.stat(nodes_dir).st_mtime_ns}"]
-        with os.scandir(nodes_dir) as families:
-            for fam in families:
-                if fam.is_dir(follow_symlinks=False):
-                    stamps.append(f"{fam.name}:{fam.stat().st_mtime_ns}")
-    except FileNotFoundError:
-        return ""
+def _folders(dirs: Path | Sequence[Path]) -> list[Path]:
+    return [dirs] if isinstance(dirs, Path) else list(dirs)
+
+
+def _dir_stamps(dirs: Path | Sequence[Path]) -> str:
+    """The mtimes of nodes/ (and archive/) and each folder in them: any file added, removed or renamed in place
+    changes one."""
+    stamps = []
+    for folder in _folders(dirs):
+        try:
+            stamps.append(f"{folder.name}:{os.stat(folder).st_mtime_ns}")
+            with os.scandir(folder) as subs:
+                for sub in subs:
+                    if sub.is_dir(follow_symlinks=False):
+                        stamps.append(f"{folder.name}/{sub.name}:{sub.stat().st_mtime_ns}")
+        except FileNotFoundError:
+            stamps.append(f"{folder.name}:-")
     return "|".join(sorted(stamps))
 
 

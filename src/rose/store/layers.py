@@ -107,26 +107,43 @@ def _move_lessons(source: Store, target: Store) -> int:
 
     moved, kept = 0, 0
     moved_ids: set[str] = set()
-    for sub in ("nodes", "episodes", "routing"):
+    for sub in ("nodes", "archive", "episodes", "routing"):   # the cold archive and its catalog too
         folder = source.root / sub
         if not folder.is_dir():
             continue
         for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".")):
             dest = target.root / path.relative_to(source.root)
             data = path.read_bytes()
+            if path == source.catalog_path and dest.exists():   # append-only: the two catalogs are unioned
+                _union_lines(target, dest, data)
+                path.unlink()
+                continue
             if dest.exists() and dest.read_bytes() != data:
                 kept += 1          # a different file of that name is there already: this one stays where it is
                 continue
             if not dest.exists():
                 write_bytes_atomic(dest, data)
                 moved += 1
-            if sub == "nodes":
+            if sub in ("nodes", "archive") and path.suffix == ".md":
                 moved_ids.add(path.stem)
             path.unlink()
     _move_usage(source, target, moved_ids)
     if not kept:
         shutil.rmtree(source.root, ignore_errors=True)   # what is left is machine-local and derived
     return moved
+
+
+def _union_lines(target: Store, dest: Path, data: bytes) -> None:
+    """Append to an append-only log of the target the lines of `data` it lacks (what git's union merge does)."""
+    from rose.store.atomic import write_bytes_atomic
+
+    with target.lock():
+        have = dest.read_bytes()
+        known = set(have.splitlines())
+        extra = [line for line in data.splitlines() if line.strip() and line not in known]
+        if extra:
+            head = have if not have or have.endswith(b"\n") else have + b"\n"
+            write_bytes_atomic(dest, head + b"\n".join(extra) + b"\n")
 
 
 def _move_usage(source: Store, target: Store, ids: set[str]) -> None:

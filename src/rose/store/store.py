@@ -3,6 +3,8 @@
     .rose/
       config.yaml          settings overrides                      committed
       nodes/<family>/*.md  the lessons (the DAG): their meaning     committed
+      archive/<type>/*.md  the cold archive (rose.store.archive)    committed
+      archive/catalog.jsonl  what the archive holds, append-only    committed, merged by git's union driver
       usage.jsonl          what using them did (rose.store.usage)   committed, merged by git's union driver
       .gitattributes       `usage.jsonl merge=union`                committed
       episodes/*.json      the replay corpus                        committed
@@ -28,10 +30,11 @@ the code; the stages that change `node.stats` do not know about the split):
     dropped: claim kind holder                      dropped[].rescues attempts   counters, keyed by claim text
     trials: episode strategy kind attached claims   trials[].idle                counters, keyed by trial
       queue tries opened (and the body's section)
-    extra (every other key, kept verbatim)          stats.last_used last_attempt times: the latest wins
-                                                    covers_tasks gaps preserve   sets: members added / removed
+    related                                         stats.last_used last_attempt times: the latest wins
+    extra (every other key, kept verbatim)          covers_tasks gaps preserve   sets: members added / removed
                                                     heldout last_attempt_successes  registers: the latest
                                                       rejections spans              record wins
+                                                      learned_importance
                                                     credit:<served|withheld>:    counters with no Node field,
                                                       n / pass (rose.credit)       summed (Store.log_counts)
                                                     credit:suspect               a register, the latest wins
@@ -52,6 +55,13 @@ written before the split still holds usage in its frontmatter; those values are 
 they move into the log (one base record, rose.store.usage) only when the file is next rewritten for its meaning.
 Saving compares the node's meaning with the file's: equal, the file is not touched; the node's usage minus what
 file and log already say is appended as one record, under the lock.
+
+Cold records (rose.store.archive) are the same files in archive/: a node whose status is `archived` is saved there,
+and one whose status is set back is saved to nodes/ again, each by an atomic rename (a meaning change is written
+beside it: before the rename out of the archive, after the rename into it, so a kill between the two leaves the
+record cold with its file whole). A cold file keeps the status it had (what a restore returns to); the index and
+every read say `archived`. Learned importance is usage: evidence moves it (rose.retention.rules) without touching
+the file, whose `importance` stays what the lesson was minted with.
 """
 from __future__ import annotations
 
@@ -65,9 +75,10 @@ from pathlib import Path
 from typing import Any
 
 from rose.errors import CorruptFile, NodeNotFound
-from rose.model import Episode, Node, Scope, new_episode_id, new_node_id, valid_episode_id, valid_node_id
-from rose.store import events, usage
-from rose.store.atomic import LOCK_TIMEOUT_S, FileBatch, file_lock, write_text_atomic
+from rose.model import (Episode, Node, Scope, Status, new_episode_id, new_node_id, valid_episode_id,
+                        valid_node_id)
+from rose.store import archive, events, usage
+from rose.store.atomic import LOCK_TIMEOUT_S, FileBatch, file_lock, move_file, write_text_atomic
 from rose.store.index import Index, IndexRow, SyncReport
 
 GITIGNORE = """\
@@ -88,9 +99,12 @@ cache/
 """
 
 GITATTRIBUTES = f"""\
-# Written by rose: usage.jsonl only ever gains lines, so merging keeps both sides' (rose.store.usage).
+# Written by rose: usage.jsonl and the archive's catalog only ever gain lines, so merging keeps both sides'
+# (rose.store.usage, rose.store.archive).
 {usage.GITATTRIBUTES_LINE}
+{archive.GITATTRIBUTES_LINE}
 """
+UNION_LINES = (usage.GITATTRIBUTES_LINE, archive.GITATTRIBUTES_LINE)
 
 _FAMILY_CHARS = re.compile(r"[^a-z0-9_-]+")
 _UNSEEN = object()
@@ -171,6 +185,10 @@ def redact_node(node: Node) -> Node:
     return node
 
 
+def _why(node: Node) -> str:
+    return str(node.extra.get("archived_because") or "archived")
+
+
 def _redacted(view: usage.View) -> usage.View:
     return view if view.empty() else usage.redacted(view)
 
@@ -186,6 +204,8 @@ class Store:
         self._attributes_checked = False
         self._batch: FileBatch | None = None   # set while save_many writes a batch
         self._batch_usage: list[dict[str, Any]] = []
+        self._catalog: list[dict[str, Any]] = []   # catalog lines of moves made under the lock, not yet appended
+        self._moved_dirs: set[Path] = set()          # folders renamed in or out of under the lock, not yet synced
 
     def bound_waits(self, seconds: float) -> None:
         """Wait at most `seconds` for this store's locks and its index: the prompt hook serves what it can instead
@@ -199,6 +219,8 @@ class Store:
 
     # -- layout ----------------------------------------------------------------------------------------------
     nodes_dir = property(lambda self: self.root / "nodes")
+    archive_dir = property(lambda self: self.root / archive.ARCHIVE_DIR)
+    catalog_path = property(lambda self: self.root / archive.ARCHIVE_DIR / archive.CATALOG_NAME)
     episodes_dir = property(lambda self: self.root / "episodes")
     sessions_dir = property(lambda self: self.root / "sessions")
     routing_dir = property(lambda self: self.root / "routing")
@@ -247,7 +269,29 @@ class Store:
             self._index = None
 
     def node_path(self, node: Node) -> Path:
+        """Where a node's file belongs: the cold archive when it is archived, else its family's folder."""
+        if node.status is Status.ARCHIVED:
+            return self.root / archive.cold_rel(node.memory_type.value, node.id)
         return self.nodes_dir / family_slug(node.family) / f"{node.id}.md"
+
+    @property
+    def record_dirs(self) -> list[Path]:
+        """The folders holding node files: the hot store and the cold archive."""
+        return [self.nodes_dir, self.archive_dir]
+
+    def _rel(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def _read(self, path: Path) -> Node:
+        """A node file as a node: a cold one reads `archived`, its file's own status kept as `archived_from` (a
+        legacy `archived` file outside the archive reads archived too, and moves there when next saved)."""
+        node = self.read_node_file(path)
+        if archive.is_cold_path(self._rel(path)) and node.status is not Status.ARCHIVED:
+            node.archived_from, node.status = node.status, Status.ARCHIVED
+        return node
 
     # -- nodes: reading --------------------------------------------------------------------------------------
     def read_node_file(self, path: Path) -> Node:
@@ -267,6 +311,8 @@ class Store:
         (its meaning only when asked: a read-modify-write compares it, a read does not need it)."""
         node = self.read_node_file(path)
         disk = _OnDisk(usage.meaning(node) if meaning else {}, node.body, usage.view_of(node))
+        if archive.is_cold_path(self._rel(path)) and node.status is not Status.ARCHIVED:
+            node.archived_from, node.status = node.status, Status.ARCHIVED
         return self._fold(node, disk.base, self.index.usage_state(node.id)), disk
 
     @staticmethod
@@ -310,7 +356,7 @@ class Store:
         is indexed by a detached job (rose.store.build), one per store, while prompts serve what is indexed."""
         if not quick:
             self._catch_up_usage()
-        report = self.index.sync(self.nodes_dir, self._parse_for_index, quick=quick, until=until)
+        report = self.index.sync(self.record_dirs, self._parse_for_index, quick=quick, until=until)
         if report.pending:
             from rose.store import build
 
@@ -327,8 +373,9 @@ class Store:
             self.index.reset_usage()
             self._usage_stamp = _UNSEEN
             self._catch_up_usage()
-            report = self.index.rebuild(self.nodes_dir, self._parse_for_index)
+            report = self.index.rebuild(self.record_dirs, self._parse_for_index)
             self._write_index_md()
+        archive.reconcile(self, force=True)   # what is cold is where its file is; the catalog is made to say so
         return report
 
     def has(self, node_id: str) -> bool:
@@ -357,7 +404,7 @@ class Store:
         states = self.index.usage_states()
         for row in self.index.rows():
             try:
-                node = self.read_node_file(self.root / row.path)
+                node = self._read(self.root / row.path)
             except (CorruptFile, FileNotFoundError):
                 continue
             yield self._fold(node, usage.view_of(node), states.get(node.id))
@@ -368,7 +415,8 @@ class Store:
             node_id = new_node_id()
             if self.has(node_id) or (taken is not None and taken(node_id)):
                 continue
-            if any(self.nodes_dir.glob(f"*/{node_id}.md")):  # a corrupt file holds that id: never reuse it
+            if any(self.nodes_dir.glob(f"*/{node_id}.md")) or any(self.archive_dir.glob(f"*/{node_id}.md")):
+                # a corrupt file holds that id: never reuse it
                 continue
             if self.index.usage_known(node_id):  # a deleted lesson's usage stays in the log: never inherit it
                 continue
@@ -378,7 +426,9 @@ class Store:
         """Write one node (its file only if its meaning changed, its usage as a record in usage.jsonl), redacted,
         and update the index and index.md, under the store lock."""
         with self.lock():
-            if self._save_unlocked(node):
+            rewrote = self._save_unlocked(node)
+            self._flush_catalog()
+            if rewrote:
                 self._update_index_md(node.id)
         return node
 
@@ -398,6 +448,7 @@ class Store:
                         in_batch.add(node.id)
                         rewrote = self._save_unlocked(node) or rewrote
                     self._commit_batch()
+                    self._flush_catalog()
             finally:
                 self._batch = None
                 self._batch_usage = []
@@ -413,8 +464,9 @@ class Store:
             self._append_usage(records, batched=False)
         self._batch.commit()
 
-    def _save_unlocked(self, node: Node, disk: _OnDisk | object | None = _UNSEEN) -> bool:
-        """Returns whether the file was (re)written. `disk` is the file as read under this same lock (update)."""
+    def _save_unlocked(self, node: Node, disk: _OnDisk | object | None = _UNSEEN, because: str = "") -> bool:
+        """Returns whether the file was (re)written or moved. `disk` is the file as read under this same lock
+        (update). A node whose status crosses `archived` moves between nodes/ and archive/ by a rename."""
         if not valid_node_id(node.id):
             raise ValueError(f"refusing to write a node whose id breaks the id grammar: {node.id[:80]!r}")
         redact_node(node)
@@ -429,9 +481,15 @@ class Store:
         if isinstance(disk, _OnDisk) and not usage.base_taken(node.id, disk.base, state):
             base = _redacted(disk.base)   # an old file's, as written by hand or by an older rose
         records = []
+        cold = node.status is Status.ARCHIVED
         meaning = usage.meaning(node)
+        if cold:   # a cold file keeps the status it had: what a restore returns it to
+            meaning["status"] = (node.archived_from or Status.ACTIVE).value
         moved = old_rel is not None and old_rel != rel
-        rewrite = moved or not isinstance(disk, _OnDisk) or not disk.same(meaning, node.body)
+        crossing = moved and old_rel is not None and archive.is_cold_path(old_rel) != cold \
+            and (self.root / old_rel).exists()
+        changed = not isinstance(disk, _OnDisk) or not disk.same(meaning, node.body)
+        rewrite = changed or (moved and not crossing)
         if rewrite and not base.empty():  # an old file's usage leaves its frontmatter now: into the log, once
             records.append(usage.base_record(node.id, base))
         change = usage.delta(node.id, usage.view_of(node), usage.combine(base, state), at=usage.next_at(state))
@@ -439,27 +497,127 @@ class Store:
             records.append(change)
         if records:   # the log first: killed before the file is written, the base is in both and counted once
             self._append_usage(records)
-        st = None
-        if rewrite:
-            from rose.store.frontmatter import render_node
+        from rose.store.frontmatter import render_node
 
-            if self._batch is not None:
-                st = self._batch.write_text(path, render_node(node, meaning))
-            else:
-                write_text_atomic(path, render_node(node, meaning))
-        if moved and old_rel:  # the family changed: the old file goes, the new one is the node
-            if self._batch is not None:
-                self._batch.unlink_after(self.root / old_rel)
-            else:
-                try:
-                    os.unlink(self.root / old_rel)
-                except FileNotFoundError:
-                    pass
+        st = None
+        if crossing and old_rel is not None:   # never batched: each move is durable on its own
+            source = self.root / old_rel
+            if cold:   # into the archive: the rename first (recall stops serving it at once), then any new meaning
+                move_file(source, path, sync=False)
+                if changed:
+                    write_text_atomic(path, render_node(node, meaning))
+            else:      # out of it: any new meaning first, in the archive, then the rename
+                if changed:
+                    write_text_atomic(source, render_node(node, meaning))
+                move_file(source, path, sync=False)
+            self._moved_dirs.update((source.parent, path.parent))
             self.index.remove_path(old_rel)
+            self._catalog.append(archive.archive_line(node, rel, because or _why(node)) if cold
+                                 else archive.op_line("restore", node.id, because))
+        else:
+            if rewrite:
+                if self._batch is not None:
+                    st = self._batch.write_text(path, render_node(node, meaning))
+                else:
+                    write_text_atomic(path, render_node(node, meaning))
+            if moved and old_rel:  # the family changed: the old file goes, the new one is the node
+                if self._batch is not None:
+                    self._batch.unlink_after(self.root / old_rel)
+                else:
+                    try:
+                        os.unlink(self.root / old_rel)
+                    except FileNotFoundError:
+                        pass
+                self.index.remove_path(old_rel)
         st = st or path.stat()
         kept = usage.View() if rewrite or not isinstance(disk, _OnDisk) else _redacted(disk.base)
         self.index.upsert(node, rel, st.st_mtime_ns, st.st_size, kept)
-        return rewrite
+        return rewrite or crossing
+
+    def _flush_catalog(self) -> None:
+        """Append the catalog lines of the moves made under this lock (one write for a whole batch), after the
+        renames they describe are durable."""
+        if self._moved_dirs:
+            self._sync_moved_dirs()
+        if self._catalog:
+            lines, self._catalog = self._catalog, []
+            if not self._attributes_checked:
+                self._ensure_gitattributes()
+            archive.append(self.catalog_path, lines)
+
+    MOVE_BATCH = 200   # records moved per lock held: a long archive pass never keeps the prompt path waiting
+
+    def archive(self, ids: list[str], because: str) -> list[str]:
+        """Move these records to the cold archive (each an atomic rename; the catalog says why). Records already
+        cold are left alone. Returns the ids moved."""
+        return self.move([(i, because) for i in ids], cold=True)
+
+    def restore(self, ids: list[str], because: str = "") -> list[str]:
+        """Move these cold records back to the hot store, each with the status it had. Returns the ids moved."""
+        return self.move([(i, because) for i in ids], cold=False)
+
+    def move(self, items: list[tuple[str, str]], *, cold: bool) -> list[str]:
+        """(id, why) pairs into the archive (`cold`) or out of it, in batches of MOVE_BATCH under the lock, each
+        batch's catalog lines appended at once and its folders synced once."""
+        moved: list[str] = []
+        for start in range(0, len(items), self.MOVE_BATCH):
+            with self.lock():
+                self._catch_up_usage()
+                batch = []
+                for node_id, because in items[start:start + self.MOVE_BATCH]:
+                    rel = self.index.path_of(node_id)
+                    if rel is None or archive.is_cold_path(rel) == cold:
+                        continue
+                    try:
+                        node, disk = self._get(node_id, meaning=True)
+                    except (NodeNotFound, CorruptFile):
+                        continue
+                    if cold:
+                        node.archived_from = node.status if node.status is not Status.ARCHIVED else \
+                            (node.archived_from or Status.ACTIVE)
+                        node.status = Status.ARCHIVED
+                    else:
+                        node.status, node.archived_from = node.archived_from or Status.ACTIVE, None
+                    try:
+                        self._save_unlocked(node, disk, because=because)
+                    except FileExistsError as exc:   # a second copy of the id is there (a merge gone wrong)
+                        self.event(events.EventKind.SKIP, what="move", id=node_id, reason=str(exc))
+                        continue                      # both copies stay; the index reports the duplicate
+                    batch.append(node_id)
+                self._sync_moved_dirs()
+                self._flush_catalog()
+                if batch:
+                    self._write_index_md()
+                moved += batch
+        return moved
+
+    def _sync_moved_dirs(self) -> None:
+        """Make the renames of this batch durable (one fsync per folder touched, not two per file)."""
+        from rose.store.atomic import fsync_dir
+
+        dirs, self._moved_dirs = self._moved_dirs, set()
+        for folder in dirs:
+            fsync_dir(folder)
+
+    def delete(self, node_id: str, because: str = "deleted by you") -> Path:
+        """Remove one record's file (hot or cold). Only `rose delete` and `rose clear` call this for good; the one
+        other caller is recurrence promotion, after the record is written to the global store (a move between
+        stores, like `rose init`'s). Its usage lines stay in the log (an id is never reused). Returns the path."""
+        with self.lock():
+            rel = self.index.path_of(node_id)
+            if rel is None:
+                raise NodeNotFound(node_id)
+            path = self.root / rel
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            self.index.remove_path(rel)
+            if archive.is_cold_path(rel):
+                self._catalog.append(archive.op_line("delete", node_id, because))
+            self._flush_catalog()
+            self._write_index_md()
+        return path
 
     def _on_disk(self, path: Path) -> _OnDisk | None:
         try:
@@ -491,9 +649,12 @@ class Store:
             return   # the user's own file, unreadable to us: left alone
         if text is None:
             write_text_atomic(path, GITATTRIBUTES)
-        elif usage.GITATTRIBUTES_LINE not in {" ".join(line.split()) for line in text.splitlines()}:
-            write_text_atomic(path, text + ("" if text.endswith("\n") or not text else "\n")
-                              + usage.GITATTRIBUTES_LINE + "\n")
+        else:
+            have = {" ".join(line.split()) for line in text.splitlines()}
+            missing = [line for line in UNION_LINES if line not in have]
+            if missing:
+                write_text_atomic(path, text + ("" if text.endswith("\n") or not text else "\n")
+                                  + "\n".join(missing) + "\n")
         self._attributes_checked = True
 
     def log_counts(self, node_id: str, sums: dict[str, int], *, rid: str,
@@ -515,14 +676,20 @@ class Store:
             self._append_usage([record])
         return True
 
-    def update(self, node_id: str, change: Callable[[Node], Any]) -> Node:
-        """Read-modify-write one node under the lock, so concurrent updates never lose each other's changes."""
+    def update(self, node_id: str, change: Callable[[Node], Any], because: str = "") -> Node:
+        """Read-modify-write one node under the lock, so concurrent updates never lose each other's changes. A
+        change that sets the status to archived moves the record to the cold archive (`because` says why)."""
         with self.lock():
             self._catch_up_usage()
-            self.index.sync(self.nodes_dir, self._parse_for_index)
+            self.index.sync(self.record_dirs, self._parse_for_index)
             node, disk = self._get(node_id, meaning=True)
+            was = node.status
             change(node)
-            if self._save_unlocked(node, disk):
+            if node.status is Status.ARCHIVED and was is not Status.ARCHIVED and node.archived_from is None:
+                node.archived_from = Status.ACTIVE if was is Status.DISPUTED and not node.disputes else was
+            rewrote = self._save_unlocked(node, disk, because=because)
+            self._flush_catalog()
+            if rewrote:
                 self._update_index_md(node.id)
         return node
 
@@ -549,9 +716,10 @@ class Store:
             done += stored
 
     def _write_index_md(self) -> None:
+        """One line per hot lesson (what a selector greps): the cold archive is listed by its own catalog."""
         lines = [INDEX_MD_HEADER, ""]
         lines += [_index_md_line(*r) for r in self.index.conn.execute(
-            "SELECT id, family, level, title, tags, gist, path FROM nodes ORDER BY family, level DESC, id")]
+            "SELECT id, family, level, title, tags, gist, path FROM nodes WHERE cold = 0 ORDER BY family, level DESC, id")]
         write_text_atomic(self.index_md_path, "\n".join(lines) + "\n")
 
     def _update_index_md(self, node_id: str) -> None:
@@ -560,8 +728,8 @@ class Store:
         the file (a hand edit, an older layout) means the whole file is written again instead."""
         import bisect
 
-        row = self.index.conn.execute("SELECT id, family, level, title, tags, gist, path FROM nodes WHERE id=?",
-                                      (node_id,)).fetchone()
+        row = self.index.conn.execute("SELECT id, family, level, title, tags, gist, path FROM nodes"
+                                      " WHERE id=? AND cold = 0", (node_id,)).fetchone()   # a cold one: no line
         try:
             lines = self.index_md_path.read_text(encoding="utf-8").split("\n")
         except (OSError, UnicodeDecodeError):

@@ -53,10 +53,11 @@ GITATTRIBUTES_LINE = "usage.jsonl merge=union"
 STATS_COUNTERS = ("attempts", "successes", "failures", "expansions", "rescues")   # Stats fields, by name
 LATEST = ("last_used", "last_attempt")   # stats.last_used, last_attempt: the latest wins
 SETS = ("covers_tasks", "gaps", "preserve")
-REGISTERS: dict[str, Any] = {"last_attempt_successes": 0, "rejections": 0, "heldout": [0, 0], "spans": None}
+REGISTERS: dict[str, Any] = {"last_attempt_successes": 0, "rejections": 0, "heldout": [0, 0], "spans": None,
+                             "importance": None}   # importance moved by evidence (rose.retention.rules); None: minted
 # frontmatter keys that are usage: a file written before the split holds them (read as the base), new files never
 FRONTMATTER_KEYS = ("stats", "use_count", "covers_tasks", "gaps", "preserve", "spans", "heldout", "last_attempt",
-                    "last_attempt_successes", "rejections")
+                    "last_attempt_successes", "rejections", "learned_importance")
 CLAIM_COUNTERS = ("rescues", "attempts")
 TRIAL_COUNTERS = ("idle",)
 DUPLICATE_HITS = "duplicate_hits"   # an `extra` key (consolidate counts duplicates of a lesson there)
@@ -142,7 +143,8 @@ def view_of(node: Node) -> View:
         sets={"covers_tasks": list(node.covers_tasks), "gaps": list(node.gaps), "preserve": list(node.preserve)},
         registers={"last_attempt_successes": node.last_attempt_successes, "rejections": node.rejections,
                    "heldout": [node.heldout_passed, node.heldout_total],
-                   "spans": None if node.spans is None else list(node.spans)},
+                   "spans": None if node.spans is None else list(node.spans),
+                   "importance": node.learned_importance},
     )
 
 
@@ -170,6 +172,7 @@ def apply(node: Node, view: View) -> Node:
     node.rejections = int(r["rejections"])
     node.heldout_passed, node.heldout_total = (int(x) for x in r["heldout"])
     node.spans = None if r["spans"] is None else list(r["spans"])
+    node.learned_importance = None if r["importance"] is None else float(r["importance"])
     return node
 
 
@@ -420,6 +423,8 @@ def _register_ok(name: str, value: Any) -> bool:
         return isinstance(value, list) and len(value) == 2 and all(_count(v) is not None for v in value)
     if name == "spans":
         return value is None or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+    if name == "importance":
+        return value is None or (value.__class__ in (int, float) and 0.0 <= value <= 1.0)
     return True
 
 
@@ -451,7 +456,9 @@ def index_columns(view: View, claims: list[list[str]]) -> dict[str, Any]:
     """The index's usage columns (rose.store.index), from a folded view and the node's [claim key, claim text]."""
     patches = [text for key, text in claims if view.sums.get(f"{key}:rescues", 0) > 0]
     heldout = view.registers.get("heldout", REGISTERS["heldout"])
+    learned = view.registers.get("importance")
     return {"last_used": view.latest.get("last_used", ""), "use_count": int(view.sums.get("use_count", 0)),
+            "learned_importance": None if learned is None else float(learned),
             "patches": json.dumps(patches, ensure_ascii=False), "origin_rescues": len(patches),
             "heldout_passed": int(heldout[0]), "heldout_total": int(heldout[1]),
             "gaps": len(view.sets.get("gaps", []))}

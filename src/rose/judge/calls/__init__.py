@@ -16,12 +16,15 @@
     extract         extraction       which user corrections and stated rules (quoted verbatim) should be remembered?
     verify          extraction       does the quoted or cited evidence support the claim?
     evolve          evolution        which skill or guardrail, if any, should this grounded memory become?
+    consolidate     retention        one shorter record in place of two similar ones?
+    verify_consolidation retention   may that shorter record replace the two it was made from?
+    recurrence      retention        does a rule restated in several projects govern how the user works everywhere?
     probe           probe            health check: echo a token (rose doctor --probe)
 
 Use the constants (`calls.ASSESS`) with `Judge.ask`; `CALLS` maps each name to its call.
 
 Names load lazily: `calls.RELEVANCE` imports only calls/recall.py, so the UserPromptSubmit hook does not pay for
-the dataclasses of the other fourteen calls.
+the dataclasses of the other seventeen calls.
 """
 from __future__ import annotations
 
@@ -59,10 +62,16 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "RELEVANCE", "ROUTE", "SELECT", "Judgement", "RelevanceAnswer", "RelevanceRequest", "RouteAnswer",
         "RouteDecision", "RouteRequest", "SelectAnswer", "Selected", "SelectRequest", "Verdict",
     ),
+    "retention": (
+        "CONSOLIDATE", "RECURRENCE", "VERIFY_CONSOLIDATION", "ConsolidateAnswer", "ConsolidateRequest",
+        "RecurrenceAnswer", "RecurrenceRequest", "RecurringRule", "VerifyConsolidationAnswer",
+        "VerifyConsolidationRequest",
+    ),
 }
 _WHERE = {name: module for module, names in _MODULES.items() for name in names}
 _ORDER = ("RELEVANCE", "SELECT", "ROUTE", "ASSESS", "RANK_REPAIRS", "RELATED", "SCOPE", "RECONCILE", "MERGE",
-          "COMPRESS", "REPLAY_PROBE", "REPLAY_JUDGE", "EXTRACT", "VERIFY", "EVOLVE", "PROBE")
+          "COMPRESS", "REPLAY_PROBE", "REPLAY_JUDGE", "EXTRACT", "VERIFY", "EVOLVE", "CONSOLIDATE",
+          "VERIFY_CONSOLIDATION", "RECURRENCE", "PROBE")
 
 __all__ = sorted([*_WHERE, "CALLS"])
 
@@ -114,6 +123,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from rose.judge.calls.recall import (
         RELEVANCE, ROUTE, SELECT, Judgement, RelevanceAnswer, RelevanceRequest, RouteAnswer,
         RouteDecision, RouteRequest, SelectAnswer, Selected, SelectRequest, Verdict,
+    )
+    from rose.judge.calls.retention import (
+        CONSOLIDATE, RECURRENCE, VERIFY_CONSOLIDATION, ConsolidateAnswer, ConsolidateRequest,
+        RecurrenceAnswer, RecurrenceRequest, RecurringRule, VerifyConsolidationAnswer,
+        VerifyConsolidationRequest,
     )
 
     CALLS: dict[str, Call]
