@@ -169,3 +169,14 @@ def test_a_lone_digit_is_a_word_a_prompt_can_name(layers: Layers) -> None:
     assert [h.id for h in hits.values() if h.admitted] == ["n_st0003"]
     result = recall(layers, "how do I deploy step 3?", settings=_settings(), record_session=False)
     assert [i.id for i in result.injected] == ["n_st0003"]
+
+
+def test_a_number_no_lesson_holds_raises_no_bar_an_unknown_word_does(layers: Layers) -> None:
+    """A ticket number is new in every prompt and says nothing about the topic: it must not make one real selective
+    word insufficient. A word the store has never seen does raise the bar: such prompts are mostly about other
+    things."""
+    _fill(layers)
+    hits = {h.id: h for h in layers.project.index.search_evidence("pgbouncer 48213")}
+    assert hits["n_ev0001"].admitted and hits["n_ev0001"].selective == 1
+    unknown = {h.id: h for h in layers.project.index.search_evidence("pgbouncer at the opera tonight")}
+    assert not unknown["n_ev0001"].admitted

@@ -22,7 +22,7 @@ def _files(store: Store) -> dict[str, bytes]:
 
 def test_archiving_is_a_pure_rename_and_restoring_returns_the_same_bytes(layers: Layers) -> None:
     store = layers.project
-    top, low = lineage(store, "n_top001", "n_low001")
+    _top, _low = lineage(store, "n_top001", "n_low001")
     before = _files(store)
     assert store.archive(["n_top001", "n_low001"], "a test") == ["n_top001", "n_low001"]
     after = _files(store)

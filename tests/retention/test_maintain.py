@@ -6,12 +6,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from rose.judge import FailureKind, Judge, JudgeFailure, Scripted
-from rose.model import EpisodeOutcome, MemoryType, Origin, Outcome, Stats, Status, Trial
+from rose.model import MemoryType, Origin, Outcome, Stats, Status, Trial
 from rose.retention import maintain as m
 from rose.retention import rules
 from rose.store import Layers, archive
 
-from .helpers import credit, lesson, lineage, orientation
+from .helpers import lesson, lineage, orientation
 
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
 

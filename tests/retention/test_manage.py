@@ -67,7 +67,7 @@ def test_show_gives_provenance_and_retention_data_for_hot_and_cold(filled: Layer
     cold = j(filled, capsys, "show", "n_db00001")
     assert cold["cold"] and cold["path"].endswith("archive/lesson/n_db00001.md") and cold["returns_to"] == "active"
     assert cold["retention"]["archived"]["because"] == "budget"
-    code, text = rose(filled, capsys, "show", "n_db00001")
+    _code, text = rose(filled, capsys, "show", "n_db00001")
     assert "in the cold archive" in text and "archived" in text and "utility" in text
 
 
@@ -146,7 +146,7 @@ def test_status_shows_hot_and_cold_per_scope_and_type_with_the_watermarks(filled
     lesson_bucket = next(b for b in data["retention"] if b["memory_type"] == "lesson")
     assert lesson_bucket["hot"] == 4 and lesson_bucket["cold"] == 1 and lesson_bucket["soft"] == \
         int(lesson_bucket["hard"] * 0.8)
-    code, text = rose(filled, capsys, "status")
+    _code, text = rose(filled, capsys, "status")
     assert "retention" in text and "hard 20000, soft 16000" in text
 
 

@@ -61,7 +61,7 @@ def test_a_confirmed_rule_moves_global_unchanged_and_the_others_are_archived(tmp
 
 
 def test_a_declined_rule_stays_and_is_not_asked_again_until_the_evidence_changes(tmp_path: Path) -> None:
-    api, web, cli = _projects(tmp_path)
+    _api, _web, cli = _projects(tmp_path)
     judge, backend = _judge(False)
     assert m.maintain(cli, judge, touched=["n_rule02"]).promoted == []
     assert m.maintain(cli, judge, touched=["n_rule02"]).promoted == []
@@ -74,10 +74,10 @@ def test_a_declined_rule_stays_and_is_not_asked_again_until_the_evidence_changes
 
 
 def test_a_rule_in_two_projects_or_not_touched_is_not_reviewed(tmp_path: Path) -> None:
-    api, web = _projects(tmp_path, names=("api", "web"))
+    _api, web = _projects(tmp_path, names=("api", "web"))
     judge, backend = _judge(True)
     m.maintain(web, judge, touched=["n_rule01"])
-    api3, web3, cli3 = _projects(tmp_path / "more")
+    _api3, _web3, cli3 = _projects(tmp_path / "more")
     m.maintain(cli3, judge, touched=[])
     assert backend.history == []
 
@@ -94,7 +94,7 @@ def test_repository_derived_records_never_move_global(tmp_path: Path) -> None:
 def test_a_repository_store_can_nominate_but_never_supply_the_rule_that_moves(tmp_path: Path) -> None:
     """A committed store in another repository is untrusted: even with a higher importance, its forged instance is
     not the one written to the global store; this job's own (quote-checked) rule is."""
-    api, web, cli = _projects(tmp_path)
+    api, web, _cli = _projects(tmp_path)
     api.project.update("n_rule00", lambda n: setattr(n, "importance", 1.0))
     judge, _backend = _judge(True)
     report = m.maintain(web, judge, touched=["n_rule01"])

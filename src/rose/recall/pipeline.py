@@ -224,7 +224,7 @@ def _parse_until(deadline: Deadline) -> float:
     return time.monotonic() + min(SYNC_MAX_S, SYNC_SHARE * deadline.remaining())
 
 
-def _cold(stores: list[Store], query: str, trace: dict[str, Any]) -> list[Any]:
+def _cold(stores: list[Store], query: str, trace: Trace) -> list[Any]:
     """At most two cold records an exact lexical match pages into consideration (rose.retention.paging)."""
     from rose.retention.paging import page
 

@@ -22,6 +22,7 @@ class Trace(TypedDict, total=False):
     fallbacks: list[str]                 # "fork -> judge: why", in order
     verdicts: list[dict[str, str]]       # every verdict given
     second_pass: dict[str, Any]          # progressive disclosure's query and its candidates
+    cold: list[dict[str, str]]           # cold records an exact match paged in (rose.retention.paging)
     left_out: int                        # chosen but over the budget
     withheld: list[str]                  # held back this session to measure them (rose.credit)
     pack: list[dict[str, Any]]           # what was packed: id, tier, tokens, reason

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 MAX_MOVES_PER_PASS = 2000   # records one pass may move (a rename and an index row each, ~1-5 ms): a pass on a
                             # store of any size ends in seconds; the next pass (the next learner job) goes on
-SERVABLE = {s.value for s in SERVABLE}
+SERVABLE_VALUES = frozenset(s.value for s in SERVABLE)   # rose.model.SERVABLE, as the index stores it
 STATE_FILE = "retention.json"   # under the store's cache/ (machine-local): consolidation pairs a verifier declined
 
 
@@ -149,7 +149,7 @@ class Graph:
             nxt = []
             for nid in frontier:
                 for child in self.rows[nid].derived_from:
-                    if child in seen or not self.live(child) or self.rows[child].status in SERVABLE:
+                    if child in seen or not self.live(child) or self.rows[child].status in SERVABLE_VALUES:
                         continue
                     if all(p in seen for p in self.rows[child].parents if self.live(p)):
                         seen.add(child)
@@ -166,7 +166,7 @@ class Graph:
             for nid in frontier:
                 for child in self.rows[nid].derived_from:
                     r = self.rows.get(child)
-                    if r is None or child in seen or not r.cold or r.cold_from in SERVABLE:
+                    if r is None or child in seen or not r.cold or r.cold_from in SERVABLE_VALUES:
                         continue
                     seen.add(child)
                     out.append(child)
@@ -179,7 +179,7 @@ class Graph:
         leads to or from (their lineage went cold, an interrupted move): they belong with it in the archive."""
         units: dict[str, rules.Unit] = {}
         assigned: set[str] = set()
-        heads = [r for r in self.rows.values() if self.live(r.id) and r.status in SERVABLE]
+        heads = [r for r in self.rows.values() if self.live(r.id) and r.status in SERVABLE_VALUES]
         member_lists = {}
         for head in heads:
             member_lists[head.id] = self.members(head.id)
@@ -215,7 +215,7 @@ class Graph:
                     if parent in seen or parent not in self.rows:
                         continue
                     seen.add(parent)
-                    if self.live(parent) and self.rows[parent].status in SERVABLE:
+                    if self.live(parent) and self.rows[parent].status in SERVABLE_VALUES:
                         return True
                     if self.live(parent):
                         nxt.append(parent)
@@ -231,7 +231,7 @@ class Graph:
                     if child in seen or child not in self.rows:
                         continue
                     seen.add(child)
-                    if self.live(child) and self.rows[child].status in SERVABLE:
+                    if self.live(child) and self.rows[child].status in SERVABLE_VALUES:
                         return child
                     nxt.append(child)
             frontier = nxt
@@ -331,7 +331,7 @@ def _maintain_store(store: Store, judge: Judge | None, now: datetime, report: Pa
                        f"for {rules.STALE_DAYS:.0f} days") for u in stale for m in u.members])
 
     # budgets: per (scope, memory type) bucket
-    for scope, memory_type, hot, tokens, _cold, _cold_tokens in store.index.buckets():
+    for scope, memory_type, _hot, tokens, _cold, _cold_tokens in store.index.buckets():
         marks = rules.watermarks(scope, memory_type, hard_tokens())
         if not marks.over(tokens) or not left():
             continue

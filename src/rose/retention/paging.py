@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from rose.store.index import IndexRow
 
 SEARCH_DEPTH = 20   # cold full-text hits looked at per store before the exact-match rule picks
-SERVABLE = {s.value for s in SERVABLE}
+SERVABLE_VALUES = frozenset(s.value for s in SERVABLE)   # rose.model.SERVABLE, as the index stores it
 
 
 @dataclass
@@ -45,7 +45,7 @@ def page(stores: list[Store], query: str, exclude: set[str] | frozenset[str] = f
         rows = store.index.rows_by_id([i for i, _t, _s in found])
         for node_id, text, bm25 in found:
             row = rows.get(node_id)
-            if row is None or not row.cold or row.cold_from not in SERVABLE or node_id in exclude \
+            if row is None or not row.cold or row.cold_from not in SERVABLE_VALUES or node_id in exclude \
                     or rules.archive_now(row.importance):
                 continue
             match = rules.cold_match(query, row.title, text)

@@ -132,7 +132,7 @@ class Reconciled:
 def reconcile(store: Store, *, force: bool = False) -> Reconciled:
     """Make the catalog list exactly what the archive folder holds (appending, never rewriting). Cheap when nothing
     changed since the last check: the catalog's size and mtime and the index's cold ids are compared first."""
-    store.index.conn   # opened (and migrated) before anything reads it
+    _ = store.index.conn   # opened (and migrated) before anything reads it
     path = store.catalog_path
     cold = {r[0]: r[1] for r in store.index.conn.execute("SELECT id, path FROM nodes WHERE cold = 1")}
     try:

@@ -814,11 +814,15 @@ class Index:
             return int(row[0]), [int(x) for x in (row[1] or "").split(",") if x]
 
         words = query_words(query, WORDS_CHECKED)
-        selective_in_query = 0
+        selective_in_query = present = 0
         for word in words:
             df, held = holders(word)
-            selective = df <= cap
+            # A word no lesson holds still raises the bar (two selective words, not one): a prompt full of words the
+            # store has never seen is most likely about something else. Not so a number-like token (a ticket, a
+            # hash, a version): those are new in every prompt and say nothing about the topic.
+            selective = df <= cap and (df > 0 or not any(ch.isdigit() for ch in word))
             selective_in_query += selective
+            present += selective or df > 0
             for rowid in held:
                 hits[rowid].words += 1
                 hits[rowid].selective += selective
@@ -827,7 +831,7 @@ class Index:
             if df <= cap:
                 for rowid in held:
                     hits[rowid].phrase = True
-        need = min(2, selective_in_query) if selective_in_query else min(2, len(words))
+        need = min(2, selective_in_query) if selective_in_query else min(2, present)
         for hit in hits.values():
             hit.admitted = hit.phrase or (hit.selective >= need if selective_in_query else hit.words >= need)
         return [hits[r[0]] for r in ranked]
