@@ -5,7 +5,10 @@ a lazy import is still a dependency; only imports under ``if TYPE_CHECKING:`` ar
 A part is a top-level module or package of rose, except where a package holds two layers: the store's file
 primitives (atomic writes and locks, the YAML text, where stores live) sit below config and trust, which use them,
 while the stores themselves sit above; the warm helper's client (on every prompt) sits below hooks and recall, while
-its server (a process of its own that runs them) sits above everything it runs.
+its server (a process of its own that runs them) sits above everything it runs. Likewise the agents' hook contracts
+(`rose.hooks`: timeouts, payloads) sit below install, while the hook runtime (`hooks.entry`) sits on top; the
+retention rules (pure functions) below the stores, while the maintenance pass sits above them; and the MCP package's
+SDK probe below install, while its tools sit above the learner.
 """
 from __future__ import annotations
 
@@ -14,9 +17,11 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "rose"
 SPLIT = {"rose.store.atomic": "store.files", "rose.store.frontmatter": "store.files", "rose.store.paths": "store.files",
-         "rose.warm.client": "warm.client", "rose.warm.server": "warm.server"}
+         "rose.warm.client": "warm.client", "rose.warm.server": "warm.server",
+         "rose.hooks": "hooks.spec", "rose.hooks.adapters": "hooks.spec", "rose.retention.rules": "retention.rules",
+         "rose.mcp": "mcp.sdk"}
 
-BASE = {"errors", "model", "tokens", "deadline", "environment", "envvars", "store.files"}
+BASE = {"errors", "model", "tokens", "deadline", "environment", "envvars", "inert", "words", "store.files"}
 # part -> the parts it imports today (besides itself and the base, which every part may use); listed bottom up
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
@@ -25,40 +30,49 @@ ALLOWED: dict[str, set[str]] = {
     "deadline": set(),
     "environment": set(),
     "envvars": set(),
+    "inert": set(),
+    "words": set(),
     "detach": {"redact"},
     "store.files": set(),
+    "retention.rules": set(),
+    "hooks.spec": set(),
+    "mcp.sdk": set(),
     "redact": set(),
     "config": set(),
     "trust": set(),
     "embed": {"config"},
     "warm.client": {"detach"},
-    "store": {"config", "embed", "redact", "trust"},
+    "store": {"config", "detach", "embed", "redact", "retention.rules", "trust"},
     "routing": {"redact"},
     "lessons": set(),
     "judge": {"config", "redact", "routing", "store"},
     "transcripts": {"redact"},
-    "recall": {"config", "embed", "judge", "routing", "store", "warm.client"},
     "compress": {"config", "judge", "store"},
-    "learn": {"compress", "config", "detach", "embed", "judge", "lessons", "recall", "redact", "routing", "store",
-              "transcripts"},
-    "hooks": {"judge", "learn", "recall", "store", "warm.client"},
-    "importers": {"compress", "config", "learn", "lessons", "recall", "store"},
-    "search": {"recall", "store"},
-    "report": {"routing", "store"},
+    "credit": {"compress", "retention.rules", "store"},
+    "retention": {"judge", "lessons", "retention.rules", "store"},
+    "mcp": {"judge", "learn", "search", "store"},
+    "install": {"hooks.spec", "mcp.sdk"},
+    "evolve": {"credit", "install", "judge", "store"},
+    "recall": {"config", "credit", "embed", "evolve", "judge", "retention", "routing", "store", "warm.client"},
+    "learn": {"compress", "config", "credit", "detach", "embed", "evolve", "judge", "lessons", "recall", "redact",
+              "retention", "retention.rules", "routing", "store", "transcripts", "warm.client"},
+    "hooks": {"evolve", "hooks.spec", "judge", "learn", "recall", "store", "warm.client"},
+    "importers": {"compress", "config", "learn", "lessons", "store"},
+    "search": {"recall", "retention", "store"},
+    "report": {"credit", "retention", "routing", "store"},
     "render": set(),
-    "install": {"hooks", "mcp"},
     "doctor": {"install", "judge", "learn", "store", "trust", "warm.client"},
     "defect": {"config", "doctor", "learn", "redact", "render", "store"},
     "evalrecall": {"config", "judge", "recall"},
     "view": {"learn", "store"},
     "sim": {"compress", "hooks", "judge", "learn", "store"},
     "demo": {"compress", "render", "report", "sim"},
-    "mcp": {"judge", "learn", "recall", "search", "store"},
     "warm.server": {"config", "detach", "embed", "hooks", "recall", "store", "warm.client"},
     "docs": {"cli", "config"},
-    "cli": {"config", "defect", "demo", "doctor", "embed", "evalrecall", "importers", "install", "judge", "learn",
-            "mcp", "recall", "render", "report", "routing", "search", "store", "trust", "view"},
-    "launcher": {"cli", "hooks"},
+    "cli": {"config", "credit", "defect", "demo", "doctor", "embed", "evalrecall", "evolve", "importers", "install",
+            "judge", "learn", "mcp", "recall", "render", "report", "retention", "routing", "search", "store", "trust",
+            "view"},
+    "launcher": {"cli", "hooks", "warm.client"},
     "__main__": {"launcher"},
 }
 

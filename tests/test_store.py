@@ -148,7 +148,7 @@ def test_the_final_schema_is_pinned(layers: Layers) -> None:
                        "scope", "importance", "parents", "derived_from", "dropped", "tokens", "created",
                        "last_used", "use_count", "path", "conflict", "patches", "text_hash", "origin_rescues",
                        "heldout_passed", "heldout_total", "trials", "gaps", "unreconciled", "usage_base", "claims",
-                       "cold", "cold_from", "base_importance", "confidence", "manifest"]
+                       "manifest", "cold", "cold_from", "base_importance", "confidence"]
     assert [r[1] for r in conn.execute("PRAGMA table_info(embeddings)")] == ["node_id", "model", "vec", "text_hash"]
     assert [r[1] for r in conn.execute("PRAGMA table_info(usage)")] == ["node_id", "fold"]
     applied = [r[0] for r in conn.execute("SELECT name FROM migrations ORDER BY name")]

@@ -17,6 +17,9 @@ one line, fit to show as is; the CLI prints it as ``rose: <message>``.
     ├── InstallError                   a file `rose install` must edit cannot be read safely; nothing was written
     ├── TomlError (ValueError)         a TOML text rose's own reader refuses
     ├── RuleRefused                    a selection rule not conditioned on a kind of task
+    ├── EvolutionError                 a `rose evolution` action that cannot be done
+    ├── RegistryUnreadable             an evolution registry that cannot be read (left as it is)
+    ├── Warming                        the warm helper's model or vectors are still loading (serve lexical now)
     ├── TranscriptError                a transcript that cannot be read
     │   ├── TranscriptNotFound         no file at the path
     │   └── TranscriptUnreadable       no permission, binary, or not a Claude/Codex JSONL transcript
@@ -165,6 +168,18 @@ class RuleRefused(RoseError):
 
 
 # -- transcripts ------------------------------------------------------------------------------------------------------
+class EvolutionError(RoseError):
+    """A `rose evolution` action that cannot be done (no such record, or not in a state that allows it)."""
+
+
+class RegistryUnreadable(RoseError):
+    """An evolution registry that exists but cannot be read: left as it is, and the edit dropped."""
+
+
+class Warming(RoseError):
+    """The warm helper's model or a vector table is still loading: the caller serves lexical results now."""
+
+
 class TranscriptError(RoseError):
     def __init__(self, path: Path, reason: str):
         super().__init__(f"{path}: {reason}")

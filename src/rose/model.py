@@ -132,6 +132,13 @@ def _random_hex(chars: int) -> str:
     return os.urandom((chars + 1) // 2).hex()[:chars]
 
 
+def seeded_id(seed: str) -> str:
+    """The id a lesson learned from `seed` gets, so the same evidence learned twice lands on one file."""
+    import hashlib
+
+    return "n_" + hashlib.sha256(seed.encode("utf-8", "surrogateescape")).hexdigest()[:ID_HEX_CHARS + 4]
+
+
 def new_node_id() -> str:
     return "n_" + _random_hex(ID_HEX_CHARS)
 

@@ -6,7 +6,7 @@ import json
 import math
 from pathlib import Path
 
-from rose.credit import payback
+from rose.compress import payback
 from rose.judge import BackendReply, Judge, Scripted, Stage, calls
 from rose.model import Node, Origin
 from rose.report import status

@@ -12,6 +12,7 @@ import pytest
 from rose import cli
 from rose.credit.decide import Verdict
 from rose.credit.record import WITHDRAWN_PREFIX, arms_of, record_session
+from rose.retention import maintain
 from rose.credit.report import lessons
 from rose.model import Node, Origin, Status
 from rose.sim import SimBackend, SimConfig, Simulation
@@ -38,8 +39,12 @@ def harmful_world(tmp_path: Path):
     world = World(seed=5, traps=(FAST_TESTS,))
     config = {"compression": {"enabled": False},
               "credit": {"withhold_rate": 0.5, "min_samples": 8, "max_withheld": 200}}
-    with Simulation(tmp_path / "sim", world=world, backend=SimBackend(world, SimConfig(seed=5)), config=config,
-                    tag="t5") as sim:
+    # Retention's floor would archive this lesson first (it is named as used in failing sessions, so negative credit
+    # takes its importance to the floor in about seven uses): off here, so what is tested is the randomized trial
+    # alone, the mechanism that also finds harm attribution cannot see.
+    with maintain.only(maintain.Policy(archive=False)), \
+            Simulation(tmp_path / "sim", world=world, backend=SimBackend(world, SimConfig(seed=5)), config=config,
+                       tag="t5") as sim:
         # every task of these two families needs a fact the trap spoils: the harm is not diluted by unrelated work
         yield sim, plant(sim), world.sample_tasks(120, seed=5, families=["testing", "database"])
 
@@ -59,7 +64,7 @@ def test_a_harmful_lesson_is_found_withdrawn_and_named_once(harmful_world) -> No
             break
     assert after is not None, "the harmful lesson was never withdrawn"
     node = next(n for n in sim.nodes() if n.id == harmful.id)
-    assert node.status is Status.ARCHIVED and node.importance == pytest.approx(0.1)
+    assert node.status is Status.ARCHIVED and node.learned_importance == pytest.approx(0.1)
     assert node.extra["archived_because"].startswith(WITHDRAWN_PREFIX)
     assert told == [after + 1]                          # named on the next prompt's notice, and only then
     assert all(n.status is Status.ACTIVE for n in sim.nodes() if n.id in good)   # no good lesson withdrawn

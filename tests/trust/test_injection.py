@@ -11,7 +11,8 @@ import pytest
 
 from rose.model import Node
 from rose.recall import recall
-from rose.recall.pack import PREAMBLE, escape, plain
+from rose.inert import escape, plain
+from rose.recall.pack import PREAMBLE
 from rose.store import Layers
 from rose.store.frontmatter import render_node
 from tests.conftest import run_rose

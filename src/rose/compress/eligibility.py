@@ -82,7 +82,7 @@ def check(graph: Graph, node: Node, cs: CompressionSettings, now: datetime | Non
         why = "no recorded episodes to validate against" if not heldout else \
             "only held-out episodes so far (they never accept a compression)"
         return Eligibility(False, why, [], heldout)
-    from rose.credit import payback   # the attempt's calls against what the shorter form would save
+    from rose.compress import payback   # the attempt's calls against what the shorter form would save
     from rose.tokens import estimate
 
     pays = payback.judge(estimate(node.body), cs.replay_k, cs.max_token_ratio,

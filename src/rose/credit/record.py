@@ -96,8 +96,10 @@ def withdraw(layers: Layers, store: Store, owner: Store, node: Node, judged: Jud
 
     reason = f"{WITHDRAWN_PREFIX}: {judged.reason}"
 
-    def lower(n: Node) -> None:
-        n.importance = min(n.importance, HARMFUL_IMPORTANCE)
+    from rose.retention.rules import effective_importance
+
+    def lower(n: Node) -> None:   # the evidence-moved importance (the minted one stays as the file says)
+        n.learned_importance = min(effective_importance(n.importance, n.learned_importance), HARMFUL_IMPORTANCE)
         n.extra["archived_because"] = reason
         if n.origin is not Origin.COMPRESSION:
             n.status = Status.ARCHIVED

@@ -43,7 +43,7 @@ def take_announcements(owner: Store) -> str:
     path, lock = _paths(owner)
     if not os.path.exists(path):
         return ""
-    from rose.recall.pack import plain
+    from rose.inert import plain
     from rose.store.atomic import file_lock
 
     with file_lock(lock, timeout_s=owner.wait_s):

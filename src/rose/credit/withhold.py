@@ -98,16 +98,13 @@ def is_user_rule(store: Store, row: Any) -> bool:
 
 
 def withhold(items: list[Item], record: SessionRecord, settings: Settings, session_id: str) -> list[Item]:
-    """The lessons among `items` (about to be served) that this session withholds; `record.arms` is updated with
-    every arm decided. Lessons already in an arm keep it; a withheld one stays withheld."""
-    from rose.recall.pack import Tier
-
+    """The lessons among `items` (about to be served in full: the caller leaves refreshers and lessons still in
+    context out) that this session withholds; `record.arms` is updated with every arm decided. Lessons already in an
+    arm keep it; a withheld one stays withheld."""
     cs = settings.credit
     out: list[Item] = []
     undecided: dict[int, tuple[Store, list[Item]]] = {}
     for item in items:
-        if item.tier is not Tier.FULL:
-            continue
         arm = record.arms.get(item.id)
         if arm == WITHHELD and cs.withhold_rate > 0:
             out.append(item)

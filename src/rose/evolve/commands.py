@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rose.errors import RoseError
+from rose import errors
 from rose.evolve.decide import ArmStats
 from rose.evolve.placed import ours, skill_file, skills_root, sync
 from rose.evolve.registry import Artifact, State, editing, read
@@ -25,8 +25,7 @@ if TYPE_CHECKING:
     from rose.store import Layers, Store
 
 
-class EvolutionError(RoseError):
-    pass
+EvolutionError = errors.EvolutionError
 
 
 @dataclass

@@ -49,7 +49,7 @@ def on_pre_tool_use(event: HookEvent) -> dict[str, Any]:
             return {}
         from rose.evolve.runtime import match
         from rose.model import now_iso
-        from rose.recall.pack import plain
+        from rose.inert import plain
 
         owner = layers.owner()
         for store in layers.stores():

@@ -20,6 +20,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rose import errors
 from rose.evolve.decide import ArmStats
 from rose.evolve.screen import Proposal
 
@@ -172,5 +173,4 @@ def editing(store: Store) -> Iterator[list[Artifact]]:
                                            ensure_ascii=False, indent=1) + "\n")
 
 
-class RegistryUnreadable(Exception):
-    pass
+RegistryUnreadable = errors.RegistryUnreadable

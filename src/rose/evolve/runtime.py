@@ -85,7 +85,7 @@ def match(stores: list[Store], owner: Store, session_id: str, kind: str, text: s
 def skills(stores: list[Store], owner: Store, session_id: str, prompt: str, settings: Settings) -> tuple[list[str], str]:
     """(skill texts to serve in the block, the notice note) for this prompt."""
     from rose.model import now_iso
-    from rose.recall.pack import escape, plain
+    from rose.inert import escape, plain
 
     texts, said = [], []
     for a, arm, first in match(stores, owner, session_id, "skill", prompt, settings, now_iso()):

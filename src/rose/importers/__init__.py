@@ -78,7 +78,7 @@ class ImportResult:
                 "errors": list(self.errors)}
 
     def render(self) -> str:
-        from rose.recall.pack import plain
+        from rose.inert import plain
 
         would = "would be " if self.dry_run else ""
         out = []
@@ -286,7 +286,8 @@ def _add(layers: Layers, shown: str, kind: str, piece: Piece, scope: Scope, sett
          judge: Judge | None, dry_run: bool) -> Change:
     if dry_run:
         return Change("would-add", piece.key, piece.title, piece.lines)
-    from rose.learn.consolidate import Action, consolidate, seeded_id
+    from rose.learn.consolidate import Action, consolidate
+    from rose.model import seeded_id
 
     new = _new_lesson(shown, kind, piece, scope)
     res = consolidate(layers, new, judge, settings)

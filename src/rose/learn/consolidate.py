@@ -18,7 +18,8 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from rose.lessons import derive_gist, derive_title
-from rose.model import Claim, ClaimKind, MemoryType, Node, Origin, Outcome, Relation, Scope, Status, now_iso
+from rose.model import (Claim, ClaimKind, MemoryType, Node, Origin, Outcome, Relation, Scope, Status, now_iso,
+                        seeded_id)
 from rose.store import Layers, Store, family_slug
 from rose.store.events import EventKind
 
@@ -272,15 +273,6 @@ def _new_family(layers: Layers, new: NewLesson) -> str:
         return family_slug(new.tags[0])
     words = [w for w in family_slug(new.title).split("-") if len(w) > 3][:2]
     return family_slug("-".join(words) or "general")
-
-
-def seeded_id(seed: str) -> str:
-    """The id a lesson learned from `seed` gets, so the same evidence learned twice lands on one file."""
-    import hashlib
-
-    from rose.model import ID_HEX_CHARS
-
-    return "n_" + hashlib.sha256(seed.encode("utf-8", "surrogateescape")).hexdigest()[:ID_HEX_CHARS + 4]
 
 
 def _normal(text: str) -> str:

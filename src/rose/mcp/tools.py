@@ -38,7 +38,7 @@ RESOURCE_PREFIX = f"{RESOURCE_SCHEME}://lesson/"
 
 
 def _escape(text: str) -> str:
-    from rose.recall.pack import escape
+    from rose.inert import escape
 
     return escape(text)
 

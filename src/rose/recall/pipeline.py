@@ -178,7 +178,7 @@ def _withhold(items: list[Item], record: SessionRecord, settings: Settings, sess
     from rose.credit.withhold import withhold
 
     try:
-        return withhold(items, record, settings, session_id)
+        return withhold([i for i in items if i.tier is Tier.FULL], record, settings, session_id)
     except BUSY:
         if not hot:
             raise

@@ -396,7 +396,7 @@ def _consolidate_once(store: Store, judge: Judge, memory_type: str, now: datetim
     """Nominate the most similar eligible pair of this bucket; ask for one shorter record; keep it only if the
     verifier confirms every property (an answer that does not come rejects). At most one attempt per bucket a pass."""
     from rose.judge import JudgeFailure, Stage, calls
-    from rose.learn.consolidate import seeded_id
+    from rose.model import seeded_id
     from rose.lessons import derive_gist
     from rose.tokens import estimate
 

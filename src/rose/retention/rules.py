@@ -229,7 +229,7 @@ def cold_match(query: str, title: str, catalog_text: str) -> int:
     """How exactly a cold record matches a query: the number of distinct query words (content words of at least
     COLD_MIN_WORD characters) its catalog text holds as whole words, plus 10 when its whole title (two words or
     more) appears in the query. 0 when that is not an exact match (fewer than COLD_MIN_TERMS words, no title)."""
-    from rose.store.index import STOPWORDS   # one list of stopwords for every search
+    from rose.words import STOPWORDS   # one list of stopwords for every search
 
     asked = {w for w in _WORD.findall(query.lower()) if len(w) >= COLD_MIN_WORD and w not in STOPWORDS}
     held = set(_WORD.findall(catalog_text.lower()))

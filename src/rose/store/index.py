@@ -29,6 +29,7 @@ from rose.store import usage
 from rose.store.archive import is_cold_path
 from rose.store.usage import View
 from rose.tokens import estimate
+from rose.words import STOPWORDS
 
 # Each migration is (name, SQL). Append only: never edit one that has shipped.
 MIGRATIONS: list[tuple[str, str]] = [
@@ -218,14 +219,6 @@ class SyncReport:
         return bool(self.added or self.updated or self.removed)
 
 
-STOPWORDS = frozenset("""
-    a about above after again against all am an and any are as at be because been before being below between both
-    but by can could did do does doing don done down during each few for from further had has have having he her
-    here hers him his how i if in into is it its itself just let me more most my no nor not now of off on once only
-    or other our ours out over own please same she should so some such than that the their them then there these
-    they this those through to too under until up very was we were what when where which while who whom why will
-    with would you your yours yourself can't won't i'm it's let's need want make get got use using used also
-""".split())
 
 
 def text_hash(title: str, tags: str, gist: str, body: str) -> str:

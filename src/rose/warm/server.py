@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rose import envvars
+from rose import envvars, errors
 
 IDLE_EXIT_S = envvars.number(os.environ.get(envvars.WARM_IDLE_S), envvars.WARM_IDLE_DEFAULT_S)  # exit after this long idle
 MAX_LIFETIME_S = 12 * 3600
@@ -33,8 +33,7 @@ CODE_CHECK_EVERY_S = 10.0  # how often the helper checks whether rose's code cha
                            # the next prompt starts a helper with the new code)
 
 
-class Warming(Exception):
-    """The model or a vector table is still loading: the caller serves lexical results now (never waits for it)."""
+Warming = errors.Warming   # the model or a vector table is still loading: lexical results now, never a wait
 
 
 class Warm:
