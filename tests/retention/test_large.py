@@ -9,7 +9,6 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -24,20 +23,33 @@ from rose.store.frontmatter import render_node
 N = 10_000
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
 PASS = """
-import sys
+import os, signal, sys
 from datetime import datetime, timezone
-from rose.retention.maintain import maintain
 from pathlib import Path
+import rose.store.store as store_module
+from rose.retention.maintain import maintain
 from rose.store import Layers
+
+# kill -9 at a chosen point of the pass: just before, or just after, the k-th rename (no timing involved)
+k, when = int(sys.argv[2]), sys.argv[3]
+real, seen = store_module.move_file, [0]
+
+def move_file(source, dest, **kwargs):
+    seen[0] += 1
+    if seen[0] == k and when == "before":
+        os.kill(os.getpid(), signal.SIGKILL)
+    real(source, dest, **kwargs)
+    if seen[0] == k and when == "after":
+        os.kill(os.getpid(), signal.SIGKILL)
+
+store_module.move_file = move_file
 layers = Layers.discover(Path(sys.argv[1]))
-print("started", flush=True)
 while True:
     report = maintain(layers, now=datetime(2026, 6, 1, tzinfo=timezone.utc))
     if not report.moves:
         break
 print("done", flush=True)
 """
-
 
 def _generate(root: Path) -> dict[str, bytes]:
     """10,000 lessons in 50 families, written as files (the index is built from them, as after a clone)."""
@@ -89,39 +101,32 @@ def test_ten_thousand_lessons_bounded_atomic_and_killed_without_loss(layers: Lay
     marks = rules.watermarks("project", "lesson")
     assert total > 10 * marks.hard                         # far over: many passes of work
 
-    # bounded: one pass moves at most its limit, in seconds, and leaves every record whole
-    started = time.monotonic()
+    # bounded: one pass moves at most its limit (how long that takes is bench/bench_retention.py's to measure, not a
+    # test's: these machines are shared), and leaves every record whole
     first = m.maintain(layers, now=NOW)
-    took = time.monotonic() - started
     assert first.moves == m.MAX_MOVES_PER_PASS and first.archived == {"budget": m.MAX_MOVES_PER_PASS}
-    assert took < 120, f"one pass took {took:.0f}s"
     assert "move limit" in first.over[0]
     _check_nothing_lost(store, originals)
     store.close()
 
-    # atomic under kill -9: passes in another process, killed at random points, again and again
+    # atomic under kill -9: passes in another process, killed at random points (just before or just after a rename
+    # chosen at random), again and again
     rng = random.Random(9)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    kills = mid_pass = 0
-    cold_before = sum(1 for paths in _where(store).values() for p in paths if "archive" in p.parts)
+    kills = 0
     for _ in range(6):
-        with subprocess.Popen([sys.executable, "-c", PASS, str(layers.cwd)], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) as child:
-            line = child.stdout.readline().strip()
-            if line == "started":
-                time.sleep(rng.uniform(0.05, 2.5))
-                if child.poll() is None:
-                    child.send_signal(signal.SIGKILL)
-                    kills += 1
-            _out, err = child.communicate(timeout=120)
-            assert line == "started" and child.returncode in (0, -signal.SIGKILL), err
+        k, when = rng.randint(2, 1200), rng.choice(["before", "after"])
+        cold_before = sum(1 for paths in _where(store).values() for p in paths if "archive" in p.parts)
+        child = subprocess.run([sys.executable, "-c", PASS, str(layers.cwd), str(k), when], env=env,
+                               capture_output=True, text=True, timeout=600)
+        assert child.returncode == -signal.SIGKILL, child.stderr   # the work left always holds k more moves
+        kills += 1
         fresh = Store(store.root, Scope.PROJECT)
         _check_nothing_lost(fresh, originals)
         fresh.close()
         cold_now = sum(1 for paths in _where(store).values() for p in paths if "archive" in p.parts)
-        mid_pass += child.returncode == -signal.SIGKILL and cold_now > cold_before   # killed while moving
-        cold_before = cold_now
-    assert kills >= 3 and mid_pass >= 2
+        assert cold_now == cold_before + k - (when == "before")    # killed in the middle of moving, every time
+    assert kills == 6
 
     # the passes that follow finish the work and repair what a kill left behind
     after = Layers.discover(layers.cwd)
