@@ -65,6 +65,16 @@ def parse(path: Path, raw: bytes | None, what: str) -> tuple[JsonObject, JsonSty
 
     Raises InstallError, naming the file, line and column, when it is not a JSON object or its ``hooks`` is not
     ``{event: [group, ...]}``: rose never rewrites a file it cannot read."""
+    data, style = parse_object(path, raw, what)
+    shape_problem = hooks_shape_problem(data)
+    if shape_problem:
+        raise InstallError(f"{path}: {shape_problem}; rose left it untouched")
+    return data, style
+
+
+def parse_object(path: Path, raw: bytes | None, what: str) -> tuple[JsonObject, JsonStyle]:
+    """Any agent JSON file rose edits (settings, .mcp.json): its object and style, or InstallError naming the file,
+    line and column when it is not a JSON object."""
     if raw is None:
         return {}, NEW_FILE_STYLE
     text = decode(path, raw)
@@ -77,9 +87,6 @@ def parse(path: Path, raw: bytes | None, what: str) -> tuple[JsonObject, JsonSty
                            f"it untouched. {what} Fix the file or move it away, then run the command again") from None
     if not isinstance(data, dict):
         raise InstallError(f"{path} holds a JSON {type(data).__name__}, not an object; rose left it untouched")
-    shape_problem = hooks_shape_problem(data)
-    if shape_problem:
-        raise InstallError(f"{path}: {shape_problem}; rose left it untouched")
     return data, JsonStyle.of(text)
 
 

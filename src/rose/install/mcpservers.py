@@ -27,7 +27,7 @@ from typing import Any
 from rose import envvars
 from rose.install import toml
 from rose.install.files import FileEdit, backup_path, decode, read_bytes
-from rose.install.jsonhooks import NEW_FILE_STYLE, JsonStyle
+from rose.install.jsonhooks import JsonStyle, parse_object
 from rose.install.model import InstallError
 
 SERVER = "rose"
@@ -63,23 +63,12 @@ def entry_command(entry: Any) -> list[str]:
 
 # -- JSON (Claude Code) ----------------------------------------------------------------------------------------------
 def parse_json(path: Path, raw: bytes | None, what: str) -> tuple[dict[str, Any], JsonStyle]:
-    if raw is None:
-        return {}, NEW_FILE_STYLE
-    text = decode(path, raw)
-    if not text.strip():
-        return {}, NEW_FILE_STYLE
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InstallError(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); rose left "
-                           f"it untouched. {what} Fix the file or move it away, then run the command again") from None
-    if not isinstance(data, dict):
-        raise InstallError(f"{path} holds a JSON {type(data).__name__}, not an object; rose left it untouched")
+    data, style = parse_object(path, raw, what)
     servers = data.get("mcpServers")
     if servers is not None and not isinstance(servers, dict):
         raise InstallError(f'{path}: "mcpServers" is a {type(servers).__name__}, expected an object; rose left it '
                            "untouched")
-    return data, JsonStyle.of(text)
+    return data, style
 
 
 def plan_json_install(path: Path, argv: Sequence[str], what: str) -> tuple[FileEdit, list[str]]:
