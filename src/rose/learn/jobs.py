@@ -205,17 +205,9 @@ def pending_roots() -> list[Path]:
 
 def try_lock() -> int | None:
     """The learner lock's fd when it was free (the caller now holds it), else None (a learner runs)."""
-    import fcntl
+    from rose.store.atomic import try_lock_file
 
-    path = lock_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
+    return try_lock_file(lock_path())
 
 
 def release(fd: int) -> None:

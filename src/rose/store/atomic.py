@@ -237,6 +237,25 @@ _process_locks: dict[str, threading.Lock] = {}
 _process_locks_guard = threading.Lock()
 
 
+def lock_or_close(fd: int) -> int | None:
+    """Take an exclusive lock on `fd` without waiting: the fd, now holding it, or None (closed) when another
+    process holds it. For locks that mean "one of these runs" (the learner, an index build, the warm helper)."""
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def try_lock_file(path: Path) -> int | None:
+    """`lock_or_close` on a lock file of rose's own (made 0600, a symlink in its place refused)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return lock_or_close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+
+
 def _thread_lock(key: str) -> threading.Lock:
     with _process_locks_guard:
         return _process_locks.setdefault(key, threading.Lock())

@@ -22,17 +22,9 @@ def _lock_path(root: Path) -> Path:
 
 def _try_lock(root: Path) -> int | None:
     """The build lock of this store, held (a file descriptor), or None when a build holds it already."""
-    import fcntl
+    from rose.store.atomic import try_lock_file
 
-    path = _lock_path(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
+    return try_lock_file(_lock_path(root))
 
 
 def running(root: Path) -> bool:

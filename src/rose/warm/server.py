@@ -214,20 +214,14 @@ def _run_hook(argv: list[str], stdin: str, cwd: str, env: dict[str, str]) -> str
 
 def _claim(sock: str) -> int | None:
     """Hold the helper lock for this socket, or None when another helper already does (then this one exits)."""
-    import fcntl
-
+    from rose.store.atomic import lock_or_close
     from rose.warm import client
 
     try:
         fd = client._open_private(client.sibling(sock, ".lock"), os.O_RDWR | os.O_CREAT)
     except OSError:
         return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
+    return lock_or_close(fd)
 
 
 def _clear_stale(path: str) -> None:
