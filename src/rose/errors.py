@@ -6,6 +6,7 @@ one line, fit to show as is; the CLI prints it as ``rose: <message>``.
     ├── StoreNotFound                  no store for the working directory (and none asked for)
     ├── NodeNotFound                   an id that no store holds
     ├── CorruptFile                    a node/episode file that cannot be parsed (path + reason; never rewritten)
+    ├── UnsafeStore                    a repository's .rose/ holding a symlink where rose reads or writes
     ├── ConfigError                    an unknown key or a value of the wrong type (names the key and the type)
     ├── LockTimeout                    another process held the store lock for too long
     ├── JudgeFailure(kind=FailureKind) a model call that did not yield a valid answer (fail closed; see rose.judge)
@@ -60,6 +61,16 @@ class NodeNotFound(RoseError):
     def __init__(self, node_id: str):
         super().__init__(f"no lesson with id {node_id!r} (try `rose search` or `rose status`)")
         self.node_id = node_id
+
+
+class UnsafeStore(RoseError):
+    """A repository's `.rose/` that holds a symlink where rose reads or writes: refused whole, never followed."""
+
+    def __init__(self, path: Path):
+        super().__init__(f"{path} is a symbolic link inside a repository's rose store: rose does not follow links "
+                         "there (they could make it write outside the repository); this repository is left alone "
+                         "until the link is replaced by a real folder or file")
+        self.path = path
 
 
 class CorruptFile(RoseError):

@@ -103,3 +103,39 @@ def test_rose_config_set_keeps_the_users_own_trust(project: Path, trusted_before
     else:                # it held one the user never reviewed: their edit does not vouch for it
         assert "ignored until you trust this file" in out.stdout
         assert run_rose("config", "get", "agent.backend", cwd=project).stdout.strip() == "auto"
+
+
+def _tree(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
+
+
+@pytest.mark.parametrize("link", [".rose", ".rose/archive", ".rose/nodes/deploy", ".rose/episodes", ".rose/index.md"])
+def test_a_committed_symlink_in_the_store_never_makes_rose_write_outside(project: Path, tmp_path: Path,
+                                                                          link: str) -> None:
+    """git commits symlinks: one inside a clone's .rose/ would make atomic writes, archive moves and new folders
+    land wherever it points (a user's own folders). The store is refused whole, with a one-line reason; hooks stay
+    quiet and fail open; nothing outside the repository changes."""
+    run_rose("init", cwd=project)
+    assert run_rose("add", "Deploy with the blue-green script, never by hand", "--family", "deploy",
+                    cwd=project).returncode == 0
+    outside = tmp_path / "users-own-folder"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("the user's file\n", encoding="utf-8")
+    target = project / link
+    if target.exists():   # what the link replaces is moved to where it points, as a crafted clone would have it
+        import shutil
+
+        shutil.move(str(target), str(outside / target.name))
+        real = outside / target.name
+    else:
+        real = outside / target.name
+        real.mkdir()
+    target.symlink_to(real, target_is_directory=real.is_dir())
+    before = _tree(outside)
+
+    data = _prompt(project, "how do we deploy?")
+    assert "hookSpecificOutput" not in data or "blue-green" not in json.dumps(data)
+    for args in (["add", "Always tag releases"], ["status"], ["list"], ["learn"]):
+        out = run_rose(*args, cwd=project)
+        assert out.returncode != 0 and "symbolic link" in out.stderr and "Traceback" not in out.stderr, out
+    assert _tree(outside) == before

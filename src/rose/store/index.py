@@ -922,7 +922,7 @@ def _scan(nodes_dir: Path) -> Iterable[tuple[str, os.stat_result]]:
             prefix = f"{top}/{fam.name}/"
             with os.scandir(fam.path) as entries:
                 for entry in entries:
-                    if entry.name.endswith(".md") and not entry.name.startswith(".") and entry.is_file():
+                    if entry.name.endswith(".md") and not entry.name.startswith(".") and entry.is_file(follow_symlinks=False):
                         yield prefix + entry.name, entry.stat()
 
 

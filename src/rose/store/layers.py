@@ -89,13 +89,39 @@ def switch(repository: Path, on: bool) -> bool:
 
 
 def find_project_root(start: Path) -> Path | None:
-    """The nearest `.rose/` at or above `start`, never the global store itself."""
+    """The nearest `.rose/` at or above `start`, never the global store itself. A repository's store that holds a
+    symlink where rose reads or writes raises UnsafeStore (see `link_in_store`)."""
     glob = global_root()
     start = start.resolve()
     for folder in (start, *start.parents):
         candidate = folder / STORE_DIR
         if candidate.is_dir() and candidate.resolve() != glob:
+            link = link_in_store(candidate)
+            if link is not None:
+                from rose.errors import UnsafeStore
+
+                raise UnsafeStore(link)
             return candidate
+    return None
+
+
+def link_in_store(root: Path) -> Path | None:
+    """The first symlink among a committed store's own entries and the folders in nodes/ and archive/, or None.
+
+    A repository is untrusted: git commits symlinks, and one at `.rose/`, `.rose/archive` or `.rose/nodes/<family>`
+    would make rose's atomic writes, moves and new folders land wherever it points (a user's own folders). A few
+    lstat calls from one directory read each, on every prompt: cheap."""
+    if root.is_symlink():
+        return root
+    with os.scandir(root) as entries:
+        for entry in entries:
+            if entry.is_symlink():
+                return Path(entry.path)
+            if entry.name in ("nodes", "archive") and entry.is_dir(follow_symlinks=False):
+                with os.scandir(entry.path) as inner:
+                    for sub in inner:
+                        if sub.is_symlink():
+                            return Path(sub.path)
     return None
 
 
