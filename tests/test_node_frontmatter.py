@@ -1,0 +1,85 @@
+"""A node's frontmatter on disk is pinned byte for byte: the keys, their order and their form, both as `rose show`
+renders a whole node and as the store writes a lesson's file (its meaning). The fixtures under
+tests/fixtures/nodes/ were written by the code before Node's fields were grouped by concern, so existing stores
+read and write exactly as they did."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rose.model import (Claim, ClaimKind, MemoryType, Node, Origin, Outcome, Scope, Stats, Status, Trial)
+from rose.store import Layers
+from rose.store import usage
+from rose.store.frontmatter import parse_node, render_node
+
+FIXTURES = Path(__file__).parent / "fixtures" / "nodes"
+
+
+def full_node() -> Node:
+    """Every field set away from its default, with unknown keys that must stay, in their place, after the rest."""
+    return Node(
+        id="n_full01", family="deploy", title="Migrate before deploy", body="Run the migration first.\n\nThen ship.",
+        gist="migrate, then ship", level=2, status=Status.DISPUTED, origin=Origin.COMPRESSION,
+        conflict="Is the migration step still needed?", disputes=["n_other1"], derived_from=["n_low001", "n_low002"],
+        parents=["n_top001"], covers_tasks=["e_task01", "e_task02"],
+        dropped=[Claim("use --fake-initial", ClaimKind.PARAMETER, holder="n_low001", rescues=2, attempts=3),
+                 Claim("staging first", ClaimKind.STEP)],
+        preserve=["keep the flag"],
+        stats=Stats(attempts=5, successes=3, failures=1, expansions=2, rescues=1, last_used="2026-11-02T09:00:00Z"),
+        memory_type=MemoryType.ORIENTATION, scope=Scope.GLOBAL, importance=0.75, confidence=0.65,
+        tags=["django", "deploy"], evidence=["session://s1/message/3", "session://s2/message/9"],
+        quotes={"session://s1/message/3": "always migrate first"}, outcome=Outcome.VERIFIED,
+        created="2026-10-01T08:00:00Z", use_count=7, unreconciled=True,
+        spans=["Run the migration first."], heldout_passed=3, heldout_total=4,
+        trials=[Trial(episode="e_task03", strategy="delta-jump", kind="node", attached=["n_low002"],
+                      claims=["staging first"], queue=[["n_low001", "use --fake-initial"]], tries=2, idle=1,
+                      opened="2026-11-01T10:00:00Z")],
+        gaps=["e_gap001"], last_attempt="2026-11-01T11:00:00Z", last_attempt_successes=2, rejections=1,
+        related=["n_near01"], learned_importance=0.4,
+        extra={"scope_reason": "the user said so", "duplicate_hits": 2, "promoted_from": "proj"},
+    )
+
+
+def minimal_node() -> Node:
+    """Only the required fields: every optional key is left out of the file, every default one written."""
+    return Node(id="n_min001", family="general", title="t", body="b", created="2026-10-01T08:00:00Z")
+
+
+CASES = [("full", full_node), ("minimal", minimal_node)]
+
+
+@pytest.mark.parametrize(("name", "make"), CASES)
+def test_a_whole_node_renders_as_it_always_has(name: str, make) -> None:
+    expected = (FIXTURES / f"{name}.md").read_bytes().decode("utf-8")
+    node = make()
+    assert render_node(node) == expected
+    back = parse_node(expected)
+    assert back == node
+    assert render_node(back) == expected
+
+
+@pytest.mark.parametrize(("name", "make"), CASES)
+def test_a_lessons_file_holds_its_meaning_as_it_always_has(name: str, make) -> None:
+    expected = (FIXTURES / f"{name}.meaning.md").read_bytes().decode("utf-8")
+    node = make()
+    assert render_node(node, usage.meaning(node)) == expected
+    back = parse_node(expected)
+    assert render_node(back, usage.meaning(back)) == expected
+
+
+@pytest.mark.parametrize(("name", "make"), CASES)
+def test_the_store_writes_the_same_bytes(layers: Layers, name: str, make) -> None:
+    store = layers.project
+    node = make()
+    store.save(node)
+    assert store.node_path(node).read_bytes() == (FIXTURES / f"{name}.meaning.md").read_bytes()
+    assert store.get(node.id) == node   # the usage comes back from the log, the meaning from the file
+
+
+def test_a_hand_edited_file_reads_and_renders_as_it_always_has() -> None:
+    """Keys out of order, an unknown key among them, scalars where lists belong, a YAML date, short forms."""
+    given = (FIXTURES / "hand-edited.in.md").read_bytes().decode("utf-8")
+    node = parse_node(given)
+    assert render_node(node) == (FIXTURES / "hand-edited.md").read_bytes().decode("utf-8")
+    assert render_node(node, usage.meaning(node)) == (FIXTURES / "hand-edited.meaning.md").read_bytes().decode("utf-8")
