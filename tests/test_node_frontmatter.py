@@ -4,11 +4,13 @@ tests/fixtures/nodes/ were written by the code before Node's fields were grouped
 read and write exactly as they did."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from rose.model import (Claim, ClaimKind, MemoryType, Node, Origin, Outcome, Scope, Stats, Status, Trial)
+from rose.model import (TEXT, Claim, ClaimKind, Codec, MemoryType, Node, Origin, Outcome, Scope, Stats, Status, Trial,
+                        Usage, key)
 from rose.store import Layers
 from rose.store import usage
 from rose.store.frontmatter import parse_node, render_node
@@ -83,3 +85,41 @@ def test_a_hand_edited_file_reads_and_renders_as_it_always_has() -> None:
     node = parse_node(given)
     assert render_node(node) == (FIXTURES / "hand-edited.md").read_bytes().decode("utf-8")
     assert render_node(node, usage.meaning(node)) == (FIXTURES / "hand-edited.meaning.md").read_bytes().decode("utf-8")
+
+
+# -- a new field is one edit, in its concern ---------------------------------------------------------------------
+@dataclass
+class WiderUsage(Usage):
+    """A concern that gained two fields: nothing else is edited for them to be written, read and redacted."""
+
+    shares: int = field(default=0, metadata=key(Codec(lambda v: v, lambda raw: int(raw or 0)), when=bool))
+    remark: str = field(default="", metadata=key(TEXT))
+
+
+@dataclass
+class WiderNode(Node, WiderUsage):
+    pass
+
+
+def test_a_field_added_to_one_concern_round_trips_with_no_other_edit() -> None:
+    node = WiderNode(id="n_wide01", family="general", title="t", body="b", created="2026-10-01T08:00:00Z",
+                     shares=3, remark="worth sharing", extra={"kept": "as is"})
+    data = node.to_dict()
+    # written after every key a file holds today (old files keep their order), before the unknown ones
+    assert list(data)[-3:] == ["shares", "remark", "kept"]
+    assert list(data)[:-3] == list(minimal_node().to_dict())
+    back = WiderNode.from_dict(data, node.body)
+    assert back == node and back.extra == {"kept": "as is"}
+    assert WiderNode.from_dict(minimal_node().to_dict(), "b").shares == 0   # absent: the default
+    assert "shares" not in WiderNode(id="n_wide02", family="g", title="t", body="b").to_dict()   # `when`: if set
+
+
+def test_a_text_field_is_redacted_because_its_codec_says_it_carries_words() -> None:
+    from rose.store.store import redact_node
+
+    secret = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8" * 5
+    node = WiderNode(id="n_wide03", family="general", title="t", body="b", remark=f"the key is {secret}",
+                     evidence=[f"token {secret}"], derived_from=["n_low001"])
+    redact_node(node)
+    assert secret not in node.remark and secret not in node.evidence[0]
+    assert node.id == "n_wide03" and node.derived_from == ["n_low001"]   # ids are not text

@@ -2,12 +2,22 @@
 
 Records are plain dataclasses. `to_dict`/`from_dict` are the only (de)serialisers; the store decides the file
 format. Unknown keys found in a hand-edited file are kept in `extra` so a round trip never drops them.
+
+A Node's fields are grouped by concern (Content, Graph, Usage, Provenance, Compression, Retention), each field
+declared once with its frontmatter key (`key(codec, order)`: how it is written and read, whether it carries words
+and so is redacted, when it is left out), and `Node.to_dict` / `from_dict` / `redact_text` derived from those
+declarations: a new field is one line in its concern, and its key goes after every key there is today, so files
+keep their bytes (tests/test_node_frontmatter.py pins them). Node is composed by inheritance (flat: `node.use_count`,
+`Node(id=..., parents=[...])`) rather than of nested records (`node.usage.use_count`): nesting would have rewritten
+about 770 attribute uses and 70 constructors across the code and tests for no gain in what a reader or mypy sees,
+since each concern's fields are already together, in one class.
 """
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Callable
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Any
@@ -180,6 +190,9 @@ class Claim:
         return {"claim": self.claim, "kind": self.kind.value, "holder": self.holder,
                 "rescues": self.rescues, "attempts": self.attempts}
 
+    def redact_text(self, redact: Callable[[str], str]) -> None:
+        self.claim = redact(self.claim)   # holder is an id, kind an enum
+
     @classmethod
     def from_dict(cls, data: Any) -> Claim:
         if isinstance(data, str):
@@ -213,6 +226,11 @@ class Trial:
                 "queue": [list(q) for q in self.queue], "tries": self.tries, "idle": self.idle,
                 "opened": self.opened}
 
+    def redact_text(self, redact: Callable[[str], str]) -> None:
+        self.attached = [redact(a) for a in self.attached]
+        self.claims = [redact(c) for c in self.claims]
+        self.queue = [[redact(q) for q in entry] for entry in self.queue]
+
     @classmethod
     def from_dict(cls, data: Any) -> Trial:
         data = data or {}
@@ -243,51 +261,198 @@ class Stats:
         return cls(**values)
 
 
-@dataclass
-class Node:
-    """A lesson (or orientation / experience memory) and its place in the DAG."""
+# -- a node's fields, grouped by concern (the module's docstring) ------------------------------------------------
+@dataclass(frozen=True)
+class Codec:
+    """How one kind of value goes into the frontmatter and comes back. `text`: it can hold words a person or a
+    model wrote (redacted before disk); ids, stamps, numbers and enums cannot."""
 
-    id: str
-    family: str
-    title: str
-    body: str
-    gist: str = ""
-    level: int = 0
-    status: Status = Status.ACTIVE
-    origin: Origin = Origin.MANUAL
-    conflict: str = ""                                       # an unresolved contradiction, asked at recall
-    disputes: list[str] = field(default_factory=list)       # ids of the lessons it contradicts (both kept)
-    derived_from: list[str] = field(default_factory=list)   # points DOWN, toward detail
-    parents: list[str] = field(default_factory=list)        # points UP, toward abstraction
-    covers_tasks: list[str] = field(default_factory=list)   # episode ids: the regression set
-    dropped: list[Claim] = field(default_factory=list)      # the delta manifest
-    preserve: list[str] = field(default_factory=list)       # hints from rejected compressions
-    stats: Stats = field(default_factory=Stats)
-    memory_type: MemoryType = MemoryType.LESSON
-    scope: Scope = Scope.PROJECT
-    importance: float = 0.6
-    confidence: float = 0.5
-    tags: list[str] = field(default_factory=list)
-    evidence: list[str] = field(default_factory=list)       # handles: session://<session>/message/<n>
-    quotes: dict[str, str] = field(default_factory=dict)    # handle -> the user's verbatim words it rests on
-    outcome: Outcome = Outcome.UNKNOWN
-    created: str = field(default_factory=now_iso)
-    use_count: int = 0
-    unreconciled: bool = False                              # stored without a backend; reconciled later
-    # -- compression and descent (rose.compress); written to the file only when set ---------------------------
-    spans: list[str] | None = None                          # sentences observed doing work; None = no evidence yet
-    heldout_passed: int = 0                                 # held-out episodes the accepted form reproduced
-    heldout_total: int = 0                                  # held-out episodes replayed after acceptance
-    trials: list[Trial] = field(default_factory=list)       # descents in progress (detail under trial)
-    gaps: list[str] = field(default_factory=list)           # failed episodes even level 0 could not explain
-    last_attempt: str = ""                                  # last compression or merge attempt (for the cooldown)
-    last_attempt_successes: int = 0                         # stats.successes then: each attempt is earned anew
-    rejections: int = 0                                     # attempts in a row that came back no smaller (backoff)
-    # -- retention (rose.retention) ---------------------------------------------------------------------------
-    related: list[str] = field(default_factory=list)        # ids it was made from or stands beside (meaning)
-    learned_importance: float | None = None                 # importance moved by evidence (usage); None: as minted
-    archived_from: Status | None = None                     # a cold record's own status, what a restore returns to
-                                                            # (set by the store from the file; never frontmatter)
+    write: Callable[[Any], Any]
+    read: Callable[[Any], Any]
+    text: bool = False
+
+
+@dataclass(frozen=True)
+class Key:
+    """One field's place in the frontmatter. `order`: its position in the file (the default puts a new key after
+    every key there is today). `name` "": the field's own name. `when`: written only when it holds of the value
+    (None: always). `write`: (value, node) -> what the file holds, for a key that holds more than this field."""
+
+    codec: Codec
+    order: int = 10_000
+    name: str = ""
+    when: Callable[[Any], bool] | None = None
+    write: Callable[[Any, Any], Any] | None = None   # (value, node) -> what the file holds, instead of the codec's
+    own_key: bool = True                             # False: read from the file, written by another field's key
+
+
+def _enum(kind: type[Enum], default: str) -> Codec:
+    return Codec(lambda v: v.value, lambda raw: kind(raw or default))
+
+
+def _node_ids(name: str) -> Codec:
+    return Codec(list, lambda raw: _check_ids(name, _str_list(raw), valid_node_id))
+
+
+def _int(default: int = 0) -> Codec:
+    return Codec(lambda v: v, lambda raw: int(raw or default))
+
+
+def _float(default: float) -> Codec:
+    return Codec(lambda v: v, lambda raw: default if raw is None else float(raw))
+
+
+TEXT = Codec(lambda v: v, _as_str, text=True)
+TEXTS = Codec(list, _str_list, text=True)
+STAMP = Codec(lambda v: v, _as_str)
+OPTIONAL_TEXTS = Codec(lambda v: list(v), lambda raw: None if raw is None else _str_list(raw), text=True)
+QUOTES = Codec(dict, lambda raw: {str(k): _as_str(v) for k, v in raw.items()} if isinstance(raw, dict) else {},
+               text=True)
+BODY = Codec(lambda v: v, lambda raw: raw, text=True)   # below the frontmatter, never a key in it
+FLAG = Codec(lambda v: v, bool)
+OPTIONAL_FLOAT = Codec(lambda v: v, lambda raw: None if raw is None else float(raw))
+CREATED = Codec(lambda v: v, lambda raw: _as_str(raw) or now_iso())
+CLAIMS = Codec(lambda v: [c.to_dict() for c in v], lambda raw: [Claim.from_dict(c) for c in (raw or [])], text=True)
+TRIALS = Codec(lambda v: [t.to_dict() for t in v], lambda raw: [Trial.from_dict(t) for t in (raw or [])], text=True)
+STATS = Codec(lambda v: v.to_dict(), lambda raw: Stats.from_dict(raw))
+
+
+def key(codec: Codec, order: int = 10_000, **how: Any) -> dict[str, Key]:
+    """A field's frontmatter key, as dataclass field metadata: `field(default=..., metadata=key(TEXT, 40))`."""
+    return {"key": Key(codec, order, **how)}
+
+
+def _heldout(raw: Any) -> dict[str, Any]:
+    return raw if isinstance(raw, dict) else {}
+
+
+def _heldout_pair(total: int, node: Any) -> dict[str, int]:
+    return {"passed": node.heldout_passed, "total": total}
+
+
+def _is_set(value: Any) -> bool:
+    return value is not None
+
+
+HELDOUT_PASSED = Codec(lambda v: v, lambda raw: int(_heldout(raw).get("passed") or 0))
+HELDOUT_TOTAL = Codec(lambda v: v, lambda raw: int(_heldout(raw).get("total") or 0))
+
+
+_REQUIRED: dict[type, tuple[str, ...]] = {}
+
+
+def _required(cls: type, data: dict[str, Any]) -> None:
+    """The fields with no default (the body aside, which is never frontmatter) must be in the file, and not empty."""
+    names = _REQUIRED.get(cls)
+    if names is None:
+        names = _REQUIRED[cls] = tuple(f.name for f in fields(cls) if f.default is MISSING
+                                       and f.default_factory is MISSING and f.name != "body")
+    missing = [name for name in names if not data.get(name)]
+    if missing:
+        raise ValueError(f"missing required field(s): {', '.join(missing)}")
+
+
+def _node_id(raw: Any) -> str:
+    node_id = _as_str(raw)
+    if not valid_node_id(node_id):
+        raise ValueError(f"id {node_id[:80]!r} breaks the id grammar (n_ then letters, digits, - or _)")
+    return node_id
+
+
+NODE_ID = Codec(lambda v: v, _node_id)
+EPISODE_IDS = Codec(list, lambda raw: _check_ids("covers_tasks", _str_list(raw), valid_episode_id))
+
+
+@dataclass
+class Content:
+    """What the lesson says and who it is for: the text recall serves and what routes it."""
+
+    id: str = field(metadata=key(NODE_ID, 10))
+    family: str = field(metadata=key(TEXT, 20))
+    title: str = field(metadata=key(TEXT, 30))
+    body: str = field(metadata=key(BODY, own_key=False))   # the markdown below the frontmatter
+    gist: str = field(default="", metadata=key(TEXT, 40))
+    memory_type: MemoryType = field(default=MemoryType.LESSON, metadata=key(_enum(MemoryType, "lesson"), 80))
+    scope: Scope = field(default=Scope.PROJECT, metadata=key(_enum(Scope, "project"), 90))
+    tags: list[str] = field(default_factory=list, metadata=key(TEXTS, 120))
+
+
+@dataclass
+class Graph:
+    """Where it sits in the DAG and how it stands beside its neighbours."""
+
+    level: int = field(default=0, metadata=key(_int(), 50))
+    status: Status = field(default=Status.ACTIVE, metadata=key(_enum(Status, "active"), 60))
+    # an unresolved contradiction, asked at recall; the lessons it contradicts (both kept)
+    conflict: str = field(default="", metadata=key(TEXT, 130))
+    disputes: list[str] = field(default_factory=list, metadata=key(_node_ids("disputes"), 140))
+    derived_from: list[str] = field(default_factory=list, metadata=key(_node_ids("derived_from"), 150))  # DOWN: detail
+    parents: list[str] = field(default_factory=list, metadata=key(_node_ids("parents"), 160))  # UP: abstraction
+    # what it was made from or stands beside (meaning; rose.retention)
+    related: list[str] = field(default_factory=list, metadata=key(_node_ids("related"), 340, when=bool))
+
+
+@dataclass
+class Usage:
+    """What it is worth and how it has fared: the minted judgments, then what using it taught (rose.store.usage
+    keeps the counters out of the file)."""
+
+    importance: float = field(default=0.6, metadata=key(_float(0.6), 100))
+    confidence: float = field(default=0.5, metadata=key(_float(0.5), 110))
+    stats: Stats = field(default_factory=Stats, metadata=key(STATS, 200))
+    outcome: Outcome = field(default=Outcome.UNKNOWN, metadata=key(_enum(Outcome, "unknown"), 220))
+    use_count: int = field(default=0, metadata=key(_int(), 240))
+    # importance moved by evidence (rose.retention.rules); None: as minted
+    learned_importance: float | None = field(default=None, metadata=key(OPTIONAL_FLOAT, 350, when=_is_set))
+
+
+@dataclass
+class Provenance:
+    """Where it came from and what it rests on."""
+
+    origin: Origin = field(default=Origin.MANUAL, metadata=key(_enum(Origin, "manual"), 70))
+    evidence: list[str] = field(default_factory=list, metadata=key(TEXTS, 210))   # session://<session>/message/<n>
+    created: str = field(default_factory=now_iso, metadata=key(CREATED, 230))
+    unreconciled: bool = field(default=False, metadata=key(FLAG, 250))   # stored without a backend; reconciled later
+    # handle -> the user's verbatim words it rests on
+    quotes: dict[str, str] = field(default_factory=dict, metadata=key(QUOTES, 260, when=bool))
+
+
+@dataclass
+class Compression:
+    """Compression and descent (rose.compress): the regression set, the delta manifest, what replays and
+    attempts learned. The keys after `unreconciled` are written only when set."""
+
+    covers_tasks: list[str] = field(default_factory=list, metadata=key(EPISODE_IDS, 170))   # the regression set
+    dropped: list[Claim] = field(default_factory=list, metadata=key(CLAIMS, 180))          # the delta manifest
+    preserve: list[str] = field(default_factory=list, metadata=key(TEXTS, 190))   # hints from rejected compressions
+    # sentences observed doing work; None = no evidence yet
+    spans: list[str] | None = field(default=None, metadata=key(OPTIONAL_TEXTS, 270, when=_is_set))
+    # held-out episodes the accepted form reproduced, of those replayed after acceptance: one key, `heldout`
+    heldout_passed: int = field(default=0, metadata=key(HELDOUT_PASSED, 280, name="heldout", own_key=False))
+    heldout_total: int = field(default=0, metadata=key(HELDOUT_TOTAL, 280, name="heldout", when=bool,
+                                                       write=_heldout_pair))
+    trials: list[Trial] = field(default_factory=list, metadata=key(TRIALS, 290, when=bool))   # detail under trial
+    gaps: list[str] = field(default_factory=list, metadata=key(TEXTS, 300, when=bool))  # failures level 0 left open
+    last_attempt: str = field(default="", metadata=key(STAMP, 310, when=bool))   # compression or merge: cooldown
+    # stats.successes at the last attempt (each attempt is earned anew); attempts in a row no smaller (backoff)
+    last_attempt_successes: int = field(default=0, metadata=key(_int(), 320, when=bool))
+    rejections: int = field(default=0, metadata=key(_int(), 330, when=bool))
+
+
+@dataclass
+class Retention:
+    """The cold archive (rose.retention): set by the store from where the file is, never frontmatter."""
+
+    archived_from: Status | None = None   # a cold record's own status, what a restore returns to
+
+
+@dataclass
+class Node(Retention, Compression, Provenance, Usage, Graph, Content):
+    """A lesson (or orientation / experience memory) and its place in the DAG: the concerns above, flat (the
+    module's docstring says why). The bases are listed last-first: a dataclass orders its fields from the last
+    base, so Content's required fields come first."""
+
     extra: dict[str, Any] = field(default_factory=dict)     # unknown frontmatter keys, kept verbatim
 
     @property
@@ -301,83 +466,61 @@ class Node:
 
     def to_dict(self) -> dict[str, Any]:
         """Frontmatter order: identity and routing view first, bookkeeping last. `body` is not frontmatter."""
-        out: dict[str, Any] = {
-            "id": self.id, "family": self.family, "title": self.title, "gist": self.gist,
-            "level": self.level, "status": self.status.value, "origin": self.origin.value,
-            "memory_type": self.memory_type.value, "scope": self.scope.value,
-            "importance": self.importance, "confidence": self.confidence, "tags": list(self.tags),
-            "conflict": self.conflict, "disputes": list(self.disputes), "derived_from": list(self.derived_from),
-            "parents": list(self.parents),
-            "covers_tasks": list(self.covers_tasks), "dropped": [c.to_dict() for c in self.dropped],
-            "preserve": list(self.preserve), "stats": self.stats.to_dict(), "evidence": list(self.evidence),
-            "outcome": self.outcome.value, "created": self.created, "use_count": self.use_count,
-            "unreconciled": self.unreconciled,
-        }
-        if self.quotes:
-            out["quotes"] = dict(self.quotes)
-        if self.spans is not None:
-            out["spans"] = list(self.spans)
-        if self.heldout_total:
-            out["heldout"] = {"passed": self.heldout_passed, "total": self.heldout_total}
-        if self.trials:
-            out["trials"] = [t.to_dict() for t in self.trials]
-        if self.gaps:
-            out["gaps"] = list(self.gaps)
-        if self.last_attempt:
-            out["last_attempt"] = self.last_attempt
-        if self.last_attempt_successes:
-            out["last_attempt_successes"] = self.last_attempt_successes
-        if self.rejections:
-            out["rejections"] = self.rejections
-        if self.related:
-            out["related"] = list(self.related)
-        if self.learned_importance is not None:
-            out["learned_importance"] = self.learned_importance
-        for key, value in self.extra.items():
-            out.setdefault(key, value)
+        out: dict[str, Any] = {}
+        for name, key in _written_keys(type(self)):
+            value = getattr(self, name)
+            if key.when is None or key.when(value):
+                out[key.name or name] = key.write(value, self) if key.write else key.codec.write(value)
+        for extra_key, value in self.extra.items():
+            out.setdefault(extra_key, value)
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], body: str) -> Node:
-        known = ({f.name for f in fields(cls)} | {"heldout"}) - {"archived_from"}
-        extra = {k: v for k, v in data.items() if k not in known and k != "body"}
-        heldout = given if isinstance(given := data.get("heldout"), dict) else {}
-        missing = [k for k in ("id", "family", "title") if not data.get(k)]
-        if missing:
-            raise ValueError(f"missing required field(s): {', '.join(missing)}")
-        node_id = _as_str(data["id"])
-        if not valid_node_id(node_id):
-            raise ValueError(f"id {node_id[:80]!r} breaks the id grammar (n_ then letters, digits, - or _)")
-        refs = {name: _check_ids(name, _str_list(data.get(name)), valid_node_id)
-                for name in ("disputes", "derived_from", "parents", "related")}
-        learned = data.get("learned_importance")
-        covers = _check_ids("covers_tasks", _str_list(data.get("covers_tasks")), valid_episode_id)
-        return cls(
-            id=node_id, family=_as_str(data["family"]), title=_as_str(data["title"]), body=body,
-            gist=_as_str(data.get("gist")), level=int(data.get("level") or 0),
-            status=Status(data.get("status") or "active"), origin=Origin(data.get("origin") or "manual"),
-            conflict=_as_str(data.get("conflict")), disputes=refs["disputes"], derived_from=refs["derived_from"],
-            parents=refs["parents"], covers_tasks=covers,
-            dropped=[Claim.from_dict(c) for c in (data.get("dropped") or [])],
-            preserve=_str_list(data.get("preserve")), stats=Stats.from_dict(data.get("stats")),
-            memory_type=MemoryType(data.get("memory_type") or "lesson"),
-            scope=Scope(data.get("scope") or "project"),
-            importance=float(data.get("importance", 0.6)), confidence=float(data.get("confidence", 0.5)),
-            tags=_str_list(data.get("tags")), evidence=_str_list(data.get("evidence")),
-            quotes={str(k): _as_str(v) for k, v in data["quotes"].items()} if isinstance(data.get("quotes"), dict)
-            else {},
-            outcome=Outcome(data.get("outcome") or "unknown"), created=_as_str(data.get("created")) or now_iso(),
-            use_count=int(data.get("use_count") or 0), unreconciled=bool(data.get("unreconciled", False)),
-            spans=None if data.get("spans") is None else _str_list(data.get("spans")),
-            heldout_passed=int(heldout.get("passed") or 0), heldout_total=int(heldout.get("total") or 0),
-            trials=[Trial.from_dict(t) for t in (data.get("trials") or [])], gaps=_str_list(data.get("gaps")),
-            last_attempt=_as_str(data.get("last_attempt")),
-            last_attempt_successes=int(data.get("last_attempt_successes") or 0),
-            rejections=int(data.get("rejections") or 0),
-            related=refs["related"],
-            learned_importance=None if learned is None else float(learned),
-            extra=extra,
-        )
+        _required(cls, data)
+        keys = _keys(cls)
+        known = {key.name or name for name, key in keys}
+        values = {name: key.codec.read(body if name == "body" else data.get(key.name or name))
+                  for name, key in keys}
+        return cls(**values, extra={k: v for k, v in data.items() if k not in known})
+
+    def redact_text(self, redact: Callable[[str], str]) -> None:
+        """Pass every field that can carry words (its codec says so) through `redact`, in place."""
+        for name, key in _keys(type(self)):
+            if key.codec.text:
+                setattr(self, name, _redacted(getattr(self, name), redact))
+
+
+def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_redacted(v, redact) for v in value]
+    if isinstance(value, dict):
+        return {redact(k): redact(v) for k, v in value.items()}
+    if isinstance(value, (Claim, Trial)):
+        value.redact_text(redact)
+    return value
+
+
+_KEYS: dict[type, tuple[tuple[str, Key], ...]] = {}
+_WRITTEN: dict[type, tuple[tuple[str, Key], ...]] = {}
+
+
+def _keys(cls: type) -> tuple[tuple[str, Key], ...]:
+    """(field name, Key) of every field of the class that has a key, in declaration order (cached per class)."""
+    got = _KEYS.get(cls)
+    if got is None:
+        got = _KEYS[cls] = tuple((f.name, f.metadata["key"]) for f in fields(cls) if "key" in f.metadata)
+    return got
+
+
+def _written_keys(cls: type) -> tuple[tuple[str, Key], ...]:
+    """The keys a file holds, in file order (a stable sort: equal orders keep their declaration order)."""
+    got = _WRITTEN.get(cls)
+    if got is None:
+        got = _WRITTEN[cls] = tuple(sorted(((n, k) for n, k in _keys(cls) if k.own_key), key=lambda nk: nk[1].order))
+    return got
 
 
 @dataclass

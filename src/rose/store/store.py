@@ -160,27 +160,11 @@ def family_slug(name: str) -> str:
 
 def redact_node(node: Node) -> Node:
     """Redact every field of a node that can carry text, in place: what a folder is named after (family) and what
-    index.md lists (tags) included. Returns the node."""
+    index.md lists (tags) included. Which fields those are is declared with each field (rose.model's codecs), so a
+    new text field is redacted without an edit here. Returns the node."""
     from rose.redact import redact, redact_data
 
-    node.family = redact(node.family)
-    node.title = redact(node.title)
-    node.gist = redact(node.gist)
-    node.body = redact(node.body)
-    node.conflict = redact(node.conflict)
-    node.tags = [redact(t) for t in node.tags]
-    node.evidence = [redact(e) for e in node.evidence]
-    node.quotes = {redact(k): redact(v) for k, v in node.quotes.items()}
-    node.preserve = [redact(p) for p in node.preserve]
-    node.gaps = [redact(g) for g in node.gaps]
-    if node.spans is not None:
-        node.spans = [redact(x) for x in node.spans]
-    for claim in node.dropped:
-        claim.claim = redact(claim.claim)
-    for trial in node.trials:
-        trial.attached = [redact(a) for a in trial.attached]
-        trial.claims = [redact(c) for c in trial.claims]
-        trial.queue = [[redact(q) for q in entry] for entry in trial.queue]
+    node.redact_text(redact)   # every field whose codec can carry words (rose.model), claims and trials too
     node.extra = redact_data(node.extra)
     return node
 
