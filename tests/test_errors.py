@@ -116,7 +116,7 @@ def test_a_served_lesson_deleted_before_attribution_is_a_logged_skip(layers: Lay
 
     store = layers.project
     store.save(Node(id="n_kept01", family="db", title="Kept", body="The test database listens on 5433."))
-    update_session(store, "s1", lambda d: d.update({"served_ever": ["n_kept01", "n_gone01"]}))
+    update_session(store, "s1", lambda state: state.served_ever.extend(["n_kept01", "n_gone01"]))
     seen: list[list[str]] = []
 
     def assess(call: str, request) -> dict:

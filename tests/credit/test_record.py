@@ -17,7 +17,7 @@ from rose.credit.report import lessons
 from rose.model import Node, Origin, Status
 from rose.sim import SimBackend, SimConfig, Simulation
 from rose.sim.world import FAST_TESTS, World
-from rose.store.sessions import update_session
+from rose.store.sessions import SessionState, update_session
 
 
 def plant(sim: Simulation) -> Node:
@@ -101,8 +101,8 @@ def test_samples_are_counted_once_and_only_clean_arms_count(tmp_path: Path) -> N
         # a lesson withheld, then served after all in the same session (withholding switched off) is no sample
         withheld = next(i for i, a in arms.items() if a == "served")
 
-        def flip(d: dict) -> None:
-            d["arms"][withheld] = "withheld"
+        def flip(state: SessionState) -> None:
+            state.arms[withheld] = "withheld"
         update_session(sim.store, episode.session, flip)
         assert withheld not in arms_of(sim.store, episode.session)
 

@@ -8,7 +8,7 @@ from rose.credit.withhold import LAST_FILE, SUSPECT, counter, draw
 from rose.model import Node, Origin
 from rose.recall import recall
 from rose.store import Layers, events
-from rose.store.sessions import SessionRecord
+from rose.store.sessions import SessionState
 
 
 def settings(rate: float = 0.5, **credit) -> Settings:
@@ -41,7 +41,7 @@ def test_a_withheld_lesson_stays_withheld_all_session_and_the_notice_says_so(lay
     first = recall(layers, "deploy the web app", session_id=sid, settings=settings())
     assert a.id in first.trace["withheld"] and a.id not in first.block and b.id in first.block
     assert "1 withheld to measure it" in first.notice
-    record = SessionRecord.load(layers.project, sid)
+    record = SessionState.load(layers.project, sid)
     assert record.arms == {a.id: "withheld"}          # the user's own rule (b) is not measured at all
     # later prompts of the same session: still withheld, never drawn again
     again = recall(layers, "and the caching", session_id=sid, settings=settings())
@@ -57,7 +57,7 @@ def test_never_twice_in_a_row(layers: Layers) -> None:
     assert a.id in recall(layers, "deploy", session_id=one, settings=settings()).trace["withheld"]
     second = recall(layers, "deploy", session_id=two, settings=settings())
     assert second.trace["withheld"] == [] and a.id in second.block      # the draw said withhold; the rule said no
-    assert SessionRecord.load(layers.project, two).arms == {a.id: "served"}
+    assert SessionState.load(layers.project, two).arms == {a.id: "served"}
     three = session_where(a.id, withheld=True, skip=(one, two))
     assert a.id in recall(layers, "deploy", session_id=three, settings=settings()).trace["withheld"]
     assert (layers.project.root / "cache" / LAST_FILE).exists()
@@ -71,7 +71,7 @@ def test_user_rules_only_when_the_user_opts_in(layers: Layers) -> None:
         assert recall(layers, "rule", session_id=sid, settings=settings()).trace["withheld"] == []
     sid = "opt-in"
     opted = recall(layers, "rule", session_id=sid + "-opt", settings=settings(rate=0.5, withhold_user_rules=True))
-    record = SessionRecord.load(layers.project, sid + "-opt")
+    record = SessionState.load(layers.project, sid + "-opt")
     assert set(record.arms) == {quoted.id, taught.id}           # measured once the user opted in
     assert set(opted.trace["withheld"]) == {i for i, arm in record.arms.items() if arm == "withheld"}
 
@@ -81,7 +81,7 @@ def test_rate_zero_switches_it_off_and_commands_never_withhold(layers: Layers) -
     sid = session_where(a.id, withheld=True)
     off = recall(layers, "deploy", session_id=sid, settings=settings(rate=0.0))
     assert off.trace["withheld"] == [] and a.id in off.block and "withheld" not in off.notice
-    assert SessionRecord.load(layers.project, sid).arms == {}
+    assert SessionState.load(layers.project, sid).arms == {}
     looked = recall(layers, "deploy", session_id=sid + "x", settings=settings(), record_session=False)
     assert looked.trace["withheld"] == [] and a.id in looked.block
 
@@ -96,5 +96,5 @@ def test_a_final_verdict_ends_measuring_and_a_suspect_is_withheld_more(layers: L
                      registers={SUSPECT: 22})
     sid = next(f"s{n}" for n in range(1000) if 0.1 <= draw(f"s{n}", suspect.id) < CONFIRM_RATE)
     result = recall(layers, "deploy cache", session_id=sid, settings=settings(rate=0.1))
-    assert SessionRecord.load(store, sid).arms == {suspect.id: "withheld"}   # 'done' is not measured any more
+    assert SessionState.load(store, sid).arms == {suspect.id: "withheld"}   # 'done' is not measured any more
     assert result.trace["withheld"] == [suspect.id]

@@ -253,7 +253,7 @@ def test_the_guardrail_hook_warns_in_treatment_only_and_is_silent_when_off(layer
     assert "push a new branch instead" in out["hookSpecificOutput"]["additionalContext"]
     assert "permissionDecision" not in out["hookSpecificOutput"]
     assert hook(project, c_sid, "git push --force origin main") == {}     # control: observed, not applied
-    assert runtime.exposures(layers.project, c_sid)[gid]["arm"] == CONTROL
+    assert runtime.exposures(layers.project, c_sid)[gid].arm == CONTROL
     assert hook(project, t_sid, "git status") == {}
     assert hook(project, t_sid, "git push --force", tool="Read") == {}
 

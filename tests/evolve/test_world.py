@@ -28,7 +28,7 @@ def test_a_skill_in_trial_through_the_real_hooks_and_learner(tmp_path: Path) -> 
         arms = {}
         for task in tasks:
             result = sim.run(task)
-            arm = runtime.exposures(sim.store, result.session)[aid]["arm"]
+            arm = runtime.exposures(sim.store, result.session)[aid].arm
             arms[result.session] = arm
             if arm == TREATMENT:
                 assert '<skill name="test-suite-steps"' in result.block and "applied (trial)" in result.notice

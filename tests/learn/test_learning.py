@@ -21,6 +21,7 @@ from rose.learn.teach import teach
 from rose.model import Node, Scope, Status
 from rose.recall import recall
 from rose.store import Layers
+from rose.store.sessions import Reflection
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts"
 
@@ -83,28 +84,28 @@ def no_cache_settings(layers: Layers):
 def test_nudge_thresholds_and_backoff() -> None:
     rs = ReflectionSettings(nudge_after_tool_calls=3, nudge_after_turns=99, min_surprises=99, nudge_cooldown_s=100,
                             nudge_backoff_after=2)
-    state: dict = {}
+    state = Reflection()
     assert not reflect.decide(state, TurnCounts(tool_calls=2), rs, 1000).reflect
     assert reflect.decide(state, TurnCounts(tool_calls=1), rs, 1000).reflect      # 3 tool calls
-    assert state["tool_calls"] == 0                                                       # counters reset
+    assert state.tool_calls == 0                                                          # counters reset
     hold = reflect.decide(state, TurnCounts(tool_calls=5), rs, 1050)
     assert not hold.reflect and "cooldown" in hold.reason
     assert reflect.decide(state, TurnCounts(), rs, 1101).reflect                  # cooldown over
     # two empty reflections in a row: the cooldown doubles, then doubles again
     assert reflect.cooldown_s(rs, 1) == 100 and reflect.cooldown_s(rs, 2) == 200 and reflect.cooldown_s(rs, 3) == 400
-    state["empty_reflections"] = 2
-    state["tool_calls"] = 10
+    state.empty_reflections = 2
+    state.tool_calls = 10
     assert not reflect.decide(state, TurnCounts(), rs, 1101 + 150).reflect
     assert reflect.decide(state, TurnCounts(), rs, 1101 + 201).reflect
 
 
 def test_failures_and_turns_are_occasions_too() -> None:
     rs = ReflectionSettings(nudge_after_tool_calls=99, nudge_after_turns=2, min_surprises=2, nudge_cooldown_s=0)
-    failures = reflect.decide({}, TurnCounts(failures=2), rs, 1)
-    turns = reflect.decide({}, TurnCounts(user_turns=2), rs, 1)
+    failures = reflect.decide(Reflection(), TurnCounts(failures=2), rs, 1)
+    turns = reflect.decide(Reflection(), TurnCounts(user_turns=2), rs, 1)
     assert failures.reflect and failures.reason == "2 failed tool calls"
     assert turns.reflect and turns.reason == "2 turns"
-    below = reflect.decide({}, TurnCounts(failures=1, user_turns=1), rs, 1)   # one of each is not an occasion
+    below = reflect.decide(Reflection(), TurnCounts(failures=1, user_turns=1), rs, 1)   # one of each is not an occasion
     assert not below.reflect and below.reason == "not enough substance yet"
 
 

@@ -35,12 +35,10 @@ WITHDRAWN_PREFIX = "withdrawn by credit"
 
 def arms_of(owner: Store, session_id: str) -> dict[str, str]:
     """The session's arms that are clean samples: withheld ones never served in it, served ones really shown."""
-    data = read_session(owner, session_id)
-    arms = data.get("arms")
-    arms = arms if isinstance(arms, dict) else {}
-    shown = set(data.get("served_ever") or []) if isinstance(data.get("served_ever"), list) else set()
+    state = read_session(owner, session_id)
+    shown = set(state.served_ever)
     out = {}
-    for node_id, arm in arms.items():
+    for node_id, arm in state.arms.items():
         if not valid_node_id(node_id) or arm not in ARMS:
             continue
         if (arm == WITHHELD) == (node_id in shown):

@@ -1,7 +1,7 @@
 """Withholding, on the prompt path: a lesson that would be served in full is sometimes held back for the session.
 
 For each lesson recall is about to serve in full for the first time in a session, one decision (never repeated in
-that session: the arm is kept in the session's scratch, rose.store.sessions.SessionRecord.arms):
+that session: the arm is kept in the session's scratch, rose.store.sessions.SessionState.arms):
 
     measured at all?   not when its verdict is final (harmful, helps, no effect), not when it is a rule the user
                        stated (quoted from their words, or taught with `rose add`) unless credit.withhold_user_rules
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from rose.config import Settings
     from rose.recall.pack import Item
     from rose.store import Store
-    from rose.store.sessions import SessionRecord
+    from rose.store.sessions import SessionState
 
 LAST_FILE = "credit-last.json"     # under a store's cache/: lesson id -> the arm of the last session that decided it
 USER_ORIGINS = ("extraction", "manual")   # minted from the user's quoted words, or taught by hand (`rose add`)
@@ -97,7 +97,7 @@ def is_user_rule(store: Store, row: Any) -> bool:
     return False
 
 
-def withhold(items: list[Item], record: SessionRecord, settings: Settings, session_id: str) -> list[Item]:
+def withhold(items: list[Item], record: SessionState, settings: Settings, session_id: str) -> list[Item]:
     """The lessons among `items` (about to be served in full: the caller leaves refreshers and lessons still in
     context out) that this session withholds; `record.arms` is updated with every arm decided. Lessons already in an
     arm keep it; a withheld one stays withheld."""
@@ -116,7 +116,7 @@ def withhold(items: list[Item], record: SessionRecord, settings: Settings, sessi
     return out
 
 
-def _decide(store: Store, items: list[Item], record: SessionRecord, settings: Settings, session_id: str,
+def _decide(store: Store, items: list[Item], record: SessionState, settings: Settings, session_id: str,
             rules: Rules) -> list[Item]:
     from rose.errors import LockTimeout
     from rose.store.atomic import file_lock

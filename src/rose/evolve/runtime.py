@@ -14,7 +14,7 @@ PreToolUse hook (rose.evolve.guard). Application is never silent: the notice lin
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rose.evolve.decide import CONTROL, TREATMENT, assign_arm
 from rose.evolve.registry import Artifact, State, read
@@ -22,10 +22,10 @@ from rose.evolve.registry import Artifact, State, read
 if TYPE_CHECKING:
     from rose.config import Settings
     from rose.store import Store
+    from rose.store.sessions import Exposure
 
 SHADOW = "shadow"
 BYSTANDER = "bystander"    # matched while another trial held the session: no sample
-KEY = "evolution"          # the session scratch's key
 
 
 def draw(session_id: str, artifact_id: str) -> float:
@@ -35,19 +35,18 @@ def draw(session_id: str, artifact_id: str) -> float:
     return int.from_bytes(digest.digest(), "big") / 2 ** 64
 
 
-def exposures(owner: Store, session_id: str) -> dict[str, dict[str, Any]]:
+def exposures(owner: Store, session_id: str) -> dict[str, Exposure]:
     from rose.store.sessions import read_session
 
-    data = read_session(owner, session_id).get(KEY)
-    return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
+    return read_session(owner, session_id).evolution
 
 
-def decide_arm(a: Artifact, session_id: str, held: dict[str, dict[str, Any]], settings: Settings) -> str:
+def decide_arm(a: Artifact, session_id: str, held: dict[str, Exposure], settings: Settings) -> str:
     """The arm of a newly matched record in this session, given what the session already holds."""
     if a.state is State.SHADOW:
         return SHADOW
     if a.state is State.TRIAL:
-        if any(v.get("state") == State.TRIAL.value and v.get("arm") in (TREATMENT, CONTROL) and k != a.id
+        if any(v.state == State.TRIAL.value and v.arm in (TREATMENT, CONTROL) and k != a.id
                for k, v in held.items()):
             return BYSTANDER
         return assign_arm(draw(session_id, a.id), False, settings.evolution.active_control_rate)
@@ -58,26 +57,23 @@ def match(stores: list[Store], owner: Store, session_id: str, kind: str, text: s
           when: str) -> list[tuple[Artifact, str, bool]]:
     """(record, arm, first match in this session) for every live record of `kind` whose trigger `text` matches;
     new exposures are written to the session's scratch."""
-    from rose.store.sessions import update_session
+    from rose.store.sessions import Exposure, SessionState, update_session
 
     live = [(s, a) for s in stores for a in read(s) if a.kind == kind and a.state.live and a.fires(text)]
     if not live:
         return []
     out: list[tuple[Artifact, str, bool]] = []
 
-    def put(data: dict[str, Any]) -> None:
-        held = data.get(KEY)
-        held = held if isinstance(held, dict) else {}
+    def put(state: SessionState) -> None:
+        held = state.evolution
         for store, a in live:
             known = held.get(a.id)
-            if isinstance(known, dict):
-                out.append((a, str(known.get("arm")), False))
+            if known is not None:
+                out.append((a, known.arm, False))
                 continue
             arm = decide_arm(a, session_id, held, settings)
-            held[a.id] = {"arm": arm, "state": a.state.value, "kind": a.kind, "scope": store.scope.value,
-                          "at": when}
+            held[a.id] = Exposure(arm=arm, state=a.state.value, kind=a.kind, scope=store.scope.value, at=when)
             out.append((a, arm, True))
-        data[KEY] = held
     update_session(owner, session_id, put)
     return out
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from rose.config import Settings
     from rose.model import Episode
     from rose.store import Layers, Store
+    from rose.store.sessions import Exposure
 
 
 def rules_of(settings: Settings) -> TrialRules:
@@ -66,9 +67,9 @@ def record_session(layers: Layers, owner: Store, session_id: str, episode: Episo
     rules = rules_of(settings)
     notes: list[str] = []
     when = now_iso()
-    by_store: dict[str, list[tuple[str, dict]]] = {}
+    by_store: dict[str, list[tuple[str, Exposure]]] = {}
     for artifact_id, exp in held.items():
-        by_store.setdefault(str(exp.get("scope", "project")), []).append((artifact_id, exp))
+        by_store.setdefault(exp.scope, []).append((artifact_id, exp))
     for scope, items in by_store.items():
         store = _store_for(layers, owner, scope)
         if store is None:
@@ -83,7 +84,7 @@ def record_session(layers: Layers, owner: Store, session_id: str, episode: Episo
                     a.last_match = when
                     if passed is None:
                         continue
-                    notes += _sample(a, str(exp.get("arm")), str(exp.get("state")), passed, calls, rules,
+                    notes += _sample(a, exp.arm, exp.state, passed, calls, rules,
                                      _other_trial(layers, owner, a), when)
         except RegistryUnreadable as exc:
             notes.append(str(exc))

@@ -15,7 +15,7 @@ from rose.model import Episode, EpisodeOutcome, Node, Status, now_iso
 from rose.recall.pack import USED_MARKER
 from rose.store import Layers, Store
 from rose.store.events import EventKind
-from rose.store.sessions import read_session, update_session
+from rose.store.sessions import Reported, SessionState, read_session, update_session
 
 if TYPE_CHECKING:
     from rose.judge import Judge
@@ -33,7 +33,7 @@ class Attribution:
 
 
 def served_in_session(owner: Store, session_id: str) -> list[str]:
-    return list(read_session(owner, session_id).get("served_ever", []))
+    return list(read_session(owner, session_id).served_ever)
 
 
 def report_use(owner: Store, session_id: str, used: list[str], unused: list[str]) -> tuple[list[str], list[str]]:
@@ -44,8 +44,8 @@ def report_use(owner: Store, session_id: str, used: list[str], unused: list[str]
     used_ids = resolve_refs(owner, session_id, used)
     unused_ids = [i for i in resolve_refs(owner, session_id, unused) if i not in used_ids]
 
-    def put(data: dict[str, Any]) -> None:
-        data["reported"] = {"used": sorted(used_ids), "unused": sorted(unused_ids), "ts": now_iso()}
+    def put(state: SessionState) -> None:
+        state.reported = Reported(used=sorted(used_ids), unused=sorted(unused_ids), ts=now_iso())
     update_session(owner, session_id, put)
     return used_ids, unused_ids
 
@@ -78,7 +78,7 @@ def attribute(layers: Layers, owner: Store, session_id: str, prompt: str, digest
     from rose.judge import Stage, calls
 
     served = served_in_session(owner, session_id)
-    data = read_session(owner, session_id)
+    reported = read_session(owner, session_id).reported
     lessons = []
     nodes = []
     for node_id in served:
@@ -98,9 +98,8 @@ def attribute(layers: Layers, owner: Store, session_id: str, prompt: str, digest
     outcome = EpisodeOutcome(answer.outcome.value)
     verdicts = {u.id: bool(u.used) for u in answer.lessons}
     pieces = {p.id: verdicts.get(p.id, False) for p in asked} if asked else None
-    reported = data.get("reported") if isinstance(data, dict) else None
-    if isinstance(reported, dict):
-        used = [i for i in reported.get("used", []) if i in served]
+    if reported is not None:
+        used = [i for i in reported.used if i in served]
         return Attribution(outcome, answer.accepted_summary or summary_hint, used,
                            [i for i in served if i not in used], "reported", pieces)
     said = self_reported(owner, session_id, conversation) if conversation is not None else None

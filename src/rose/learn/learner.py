@@ -26,7 +26,7 @@ from rose.errors import JobStopped, LearnerDeadline, LockTimeout
 from rose.learn import jobs as queue
 from rose.learn.jobs import Job, JobKind, log_line, queued
 from rose.model import EpisodeOutcome, Outcome
-from rose.store.sessions import read_session, update_session
+from rose.store.sessions import Learned, SessionState, read_session, update_session
 from rose.store import Layers, Store
 from rose.store.atomic import file_lock
 from rose.store.events import EventKind
@@ -179,14 +179,14 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
     conversation = redacted(read_transcript(Path(job.transcript_path), agent=job.agent or None))
     executed = execution_outcome(conversation)   # verified / failed only from checks that really ran
     state = read_session(owner, job.session_id)
-    since = int(state.get("learned_upto", 0))
+    since = state.learned_upto
     backend = judge.backend
     fork = job.session_id if job.fork and backend is not None and backend.can_fork and backend.name == job.agent \
         else None
     parts = []
     episode_done = None
     touched: list[str] = []
-    if job.kind is JobKind.SESSION_END and not state.get("episode"):
+    if job.kind is JobKind.SESSION_END and not state.episode:
         prompt = task_prompt(conversation)
         if prompt:
             text = digest(conversation, DIGEST_TOKENS).text
@@ -208,7 +208,9 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
             credited = record_session(layers, owner, job.session_id, episode, settings)
             episode_done = episode
             # compression is marked before it runs: a kill loses the attempt, it never makes a second one
-            update_session(owner, job.session_id, lambda d: d.update({"episode": episode.id, "compressed": True}))
+            def recorded(s: SessionState) -> None:
+                s.episode, s.compressed = episode.id, True
+            update_session(owner, job.session_id, recorded)
             parts.append(f"episode {episode.id} ({result.outcome.value}, {len(result.used)}/"
                          f"{len(result.used) + len(result.unused)} served lessons used, by {result.source})")
             if credited:
@@ -236,11 +238,10 @@ def _process(layers: Layers, owner: Store, job: Job, judge: Judge, settings: Set
         stored = report.stored
         touched = [r.node.id for r in report.stored if r.node is not None]
 
-        def advance(d: dict) -> None:
-            d["learned_upto"] = last + 1
-            reflections = d.setdefault("reflections", [])
-            reflections.append({"kind": job.kind.value, "minted": report.minted})
-            d["empty_reflections"] = 0 if report.minted else int(d.get("empty_reflections", 0)) + 1
+        def advance(s: SessionState) -> None:
+            s.learned_upto = last + 1
+            s.reflections.append(Learned(kind=job.kind.value, minted=report.minted))
+            s.empty_reflections = 0 if report.minted else s.empty_reflections + 1
         update_session(owner, job.session_id, advance)
     from rose.evolve import after_job   # samples for generated skills and guardrails; evolution's one candidate
 

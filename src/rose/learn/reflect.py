@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from rose.config import ReflectionMode, ReflectionSettings
 
 if TYPE_CHECKING:
+    from rose.store.sessions import Reflection
     from rose.transcripts.incremental import TurnCounts
 
 MAX_SCAN_BYTES = 8 * 1024 * 1024   # one turn's new lines; beyond this the rest is counted next time
@@ -56,27 +57,28 @@ class Decision:
     reason: str
 
 
-def decide(state: dict[str, Any], new: TurnCounts, settings: ReflectionSettings, now: float) -> Decision:
+def decide(state: Reflection, new: TurnCounts, settings: ReflectionSettings, now: float) -> Decision:
     """Pure policy over the session's counters (updated in place): reflect now or not, and why."""
-    for key, value in (("tool_calls", new.tool_calls), ("failures", new.failures), ("turns", new.user_turns)):
-        state[key] = int(state.get(key, 0)) + value
+    state.tool_calls += new.tool_calls
+    state.failures += new.failures
+    state.turns += new.user_turns
     if settings.mode is ReflectionMode.OFF:
         return Decision(False, "reflection.mode is off")
     occasion = None
-    if state["tool_calls"] >= settings.nudge_after_tool_calls:
-        occasion = f"{state['tool_calls']} tool calls"
-    elif state["failures"] >= settings.min_surprises:
-        occasion = f"{state['failures']} failed tool calls"
-    elif state["turns"] >= settings.nudge_after_turns:
-        occasion = f"{state['turns']} turns"
+    if state.tool_calls >= settings.nudge_after_tool_calls:
+        occasion = f"{state.tool_calls} tool calls"
+    elif state.failures >= settings.min_surprises:
+        occasion = f"{state.failures} failed tool calls"
+    elif state.turns >= settings.nudge_after_turns:
+        occasion = f"{state.turns} turns"
     if occasion is None:
         return Decision(False, "not enough substance yet")
-    empty = int(state.get("empty_reflections", 0))
-    cooldown = cooldown_s(settings, empty)
-    since = now - float(state.get("last_reflection", 0.0))
+    cooldown = cooldown_s(settings, state.empty_reflections)
+    since = now - state.last_reflection
     if since < cooldown:
         return Decision(False, f"{occasion}, but in cooldown ({since:.0f}s of {cooldown:.0f}s)")
-    state.update(tool_calls=0, failures=0, turns=0, last_reflection=now)
+    state.tool_calls = state.failures = state.turns = 0
+    state.last_reflection = now
     return Decision(True, occasion)
 
 
@@ -91,14 +93,13 @@ def on_stop(layers, event, settings) -> dict[str, Any]:
     The transcript is read with no lock held (a slow disk never holds up another hook), then the counters are
     updated under the session lock, from the offset that was read if nobody moved it meanwhile."""
     from rose.learn.jobs import Job, JobKind, enqueue, request_learning
-    from rose.store.sessions import read_session, update_session
+    from rose.store.sessions import SessionState, read_session, update_session
 
     owner = layers.owner()
     rs = settings.reflection
     if rs.mode is ReflectionMode.BLOCK and event.stop_hook_active:
         return {}  # the agent is already answering our one request: never loop
-    state_now = read_session(owner, event.session_id)
-    start = int((state_now.get("reflection") or {}).get("offset", 0))
+    start = read_session(owner, event.session_id).reflection.offset
     if event.transcript_path:
         counts, end = count_new(Path(event.transcript_path), start, event.agent.value)
     else:
@@ -107,15 +108,15 @@ def on_stop(layers, event, settings) -> dict[str, Any]:
         counts, end = TurnCounts(), start
     decision_box: list[Decision] = []
 
-    def step(data: dict[str, Any]) -> None:
-        state = data.setdefault("reflection", {})
-        state["empty_reflections"] = int(data.get("empty_reflections", 0))
-        if int(state.get("offset", 0)) != start:   # another Stop counted these lines meanwhile
+    def step(session: SessionState) -> None:
+        state = session.reflection
+        state.empty_reflections = session.empty_reflections   # the learner's count: the backoff reads it
+        if state.offset != start:   # another Stop counted these lines meanwhile
             decision_box.append(Decision(False, "counted by a concurrent Stop"))
             return
-        state["offset"] = end
+        state.offset = end
         decision_box.append(decide(state, counts, rs, time.time()))
-        state["last_decision"] = decision_box[-1].reason
+        state.last_decision = decision_box[-1].reason
 
     update_session(owner, event.session_id, step)
     decision = decision_box[-1]

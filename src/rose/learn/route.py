@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from rose.model import SERVABLE_SQL
 from rose.errors import CorruptFile, NodeNotFound
 from rose.store.events import EventKind
-from rose.store.sessions import read_session, update_session
+from rose.store.sessions import SessionState, read_session, update_session
 
 if TYPE_CHECKING:
     from rose.config import Settings
@@ -68,27 +68,31 @@ def learn_routes(layers: Layers, owner: Store, session_id: str, conversation: An
     """Credit the session's rules, then ask for a new one if the session teaches where to look. Returns what it
     did ("" when nothing). Raises JudgeFailure when the route call fails (the job is retried, nothing guessed)."""
     state = read_session(owner, session_id)
-    episode_id = state.get("episode")
-    if not episode_id or state.get("routed"):
+    episode_id = state.episode
+    if not episode_id or state.routed:
         return ""
     try:
         episode = owner.get_episode(str(episode_id))
     except (NodeNotFound, CorruptFile) as exc:  # an episode gone or unreadable: nothing to learn from, said once
         owner.event(EventKind.SKIP, what="route", session=session_id, id=str(episode_id), reason=str(exc))
-        update_session(owner, session_id, lambda d: d.update({"routed": True}))
+        update_session(owner, session_id, _routed)
         return ""
     stores = layers.stores()
     found = looked_up(conversation, stores)
     needed = list(dict.fromkeys(list(episode.used) + found))
     parts = []
-    credited = credit(stores, episode, state.get("selections") or [], set(needed))
+    credited = credit(stores, episode, state.selections, set(needed))
     if credited:
         parts.append(f"{credited} rule record(s) updated")
     rule = _learn(layers, owner, stores, episode, found, conversation, judge, settings)
     if rule is not None:
         parts.append(f"selection rule {rule.id} learned ({rule.when} -> {rule.then})")
-    update_session(owner, session_id, lambda d: d.update({"routed": True}))
+    update_session(owner, session_id, _routed)
     return "; ".join(parts)
+
+
+def _routed(state: SessionState) -> None:
+    state.routed = True
 
 
 # -- credit ----------------------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from rose.tokens import estimate
 
 if TYPE_CHECKING:
     from rose.config import RecallSettings
-    from rose.store.sessions import SessionRecord
+    from rose.store.sessions import SessionState
     from rose.store import Store
     from rose.store.index import IndexRow
 
@@ -59,7 +59,7 @@ class Fitted:
     left_out: int        # lessons chosen but over the budget (or the global sub-cap): named on the notice
 
 
-def assign_tiers(items: list[Item], record: SessionRecord, settings: RecallSettings) -> None:
+def assign_tiers(items: list[Item], record: SessionState, settings: RecallSettings) -> None:
     for item in items:
         last = record.served.get(item.id)
         if last is None:

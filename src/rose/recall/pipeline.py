@@ -23,7 +23,7 @@ from rose.recall import selectors
 from rose.recall.pack import (ITEM_OVERHEAD_TOKENS, PACK_OVERHEAD_TOKENS, Item, Tier, assign_tiers, fit, notice,
                               render_block)
 from rose.store.index import SERVABLE
-from rose.store.sessions import SessionRecord
+from rose.store.sessions import SessionState
 
 if TYPE_CHECKING:
     from rose.deadline import Deadline
@@ -111,7 +111,7 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
         notes += more
 
     owner = stores[0]
-    record = SessionRecord.load(owner, session_id) if session_id else SessionRecord()
+    record = SessionState.load(owner, session_id) if session_id else SessionState()
     record.turn += 1
     items = [Item(r.id, r, s, reason, Tier.FULL) for s, r, reason in chosen]
     assign_tiers(items, record, rs)
@@ -145,10 +145,10 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
         for item in items:
             if item.tier is not Tier.FRESH:
                 record.served[item.id] = record.turn
-        if "selection" in trace:   # what the selector chose, beside search alone: stage 7 credits rules from it
-            record.selections.append({"turn": record.turn, **trace["selection"]})
+        # what the selector chose, beside search alone: stage 7 credits rules from it
+        selection = {"turn": record.turn, **trace["selection"]} if "selection" in trace else None
         try:
-            record.save(owner, session_id)
+            record.save_recall(owner, session_id, selection)
         except BUSY as exc:
             if not hot:
                 raise
@@ -173,7 +173,7 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
     return RecallResult(block, line, items, trace)
 
 
-def _withhold(items: list[Item], record: SessionRecord, settings: Settings, session_id: str, hot: bool) -> list[Item]:
+def _withhold(items: list[Item], record: SessionState, settings: Settings, session_id: str, hot: bool) -> list[Item]:
     """The lessons this session withholds to measure them (rose.credit.withhold); none when the store is busy."""
     from rose.credit.withhold import withhold
 
