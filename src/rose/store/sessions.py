@@ -65,15 +65,24 @@ def _list(value: Any) -> list[Any]:
 
 
 def _strs(value: Any) -> list[str]:
-    return [_str(v) for v in _list(value)]
+    items = _list(value)
+    if not all(isinstance(v, str) for v in items):
+        raise ValueError("expected a list of text")
+    return list(items)
 
 
 def _turns(value: Any) -> dict[str, int]:
-    return {_str(k): _int(v) for k, v in _mapping(value).items()}
+    items = _mapping(value)
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in items.values()):
+        raise ValueError("expected a mapping of id to turn")
+    return dict(items)   # JSON keys are text
 
 
 def _names(value: Any) -> dict[str, str]:
-    return {_str(k): _str(v) for k, v in _mapping(value).items()}
+    items = _mapping(value)
+    if not all(isinstance(v, str) for v in items.values()):
+        raise ValueError("expected a mapping of text")
+    return dict(items)
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:
