@@ -112,3 +112,43 @@ def test_recall_merges_its_part_under_the_lock(layers: Layers) -> None:
     third = SessionState.load(store, "s7")
     third.save_recall(store, "s7")   # a prompt with no selection appends nothing
     assert len(read_session(store, "s7").selections) == 2
+
+
+def test_a_file_written_by_the_dict_based_writers_reads_and_writes_the_same_keys() -> None:
+    """What the writers before the typed record put in a session's file (every key some part of rose wrote, in
+    their shapes) comes back key for key, value for value."""
+    old = {"turn": 3, "served": {"n_aaaaaa": 3}, "served_ever": ["n_aaaaaa"], "refs": {"M1": "n_aaaaaa"},
+           "arms": {"n_aaaaaa": "served"}, "selections": [{"turn": 3, "chosen": ["n_aaaaaa"], "baseline": [],
+                                                           "rules": ["r_1"]}],
+           "compactions": 2,
+           "reflection": {"empty_reflections": 0, "offset": 120, "tool_calls": 0, "failures": 0, "turns": 0,
+                          "last_reflection": 1700000000.25, "last_decision": "3 tool calls"},
+           "learned_upto": 9, "reflections": [{"kind": "session_end", "minted": 2}], "empty_reflections": 0,
+           "episode": "e_abc123", "compressed": True, "routed": True,
+           "reported": {"used": ["n_aaaaaa"], "unused": [], "ts": "2026-11-01T10:00:00Z"},
+           "evolution": {"s_1": {"arm": "treatment", "state": "trial", "kind": "skill", "scope": "project",
+                                 "at": "2026-11-01T10:00:00Z"}}}
+    problems: list[str] = []
+    state = SessionState.from_dict(old, problems)
+    assert not problems
+    expected = {k: v for k, v in old.items() if k != "empty_reflections"}   # 0 is the default: not written
+    assert state.to_dict() == expected
+
+
+def test_recall_on_a_damaged_session_file_serves_and_repairs_it(layers: Layers) -> None:
+    from rose.config import EmbedProvider, Settings
+    from rose.model import Node
+    from rose.recall import recall
+
+    store = layers.project
+    store.save(Node(id="n_retry1", family="retry", title="Retrying flaky services",
+                    body="Retry idempotent remote calls with exponential backoff."))
+    session_path(store, "s8").parent.mkdir(parents=True, exist_ok=True)
+    session_path(store, "s8").write_text(json.dumps({"turn": [], "served": "all", "refs": {"M1": 5}}), "utf-8")
+    settings = Settings()
+    settings.embed.provider = EmbedProvider.NONE
+    result = recall(layers, "retry backoff for flaky remote calls", session_id="s8", settings=settings)
+    assert "n_retry1" in result.block
+    state = read_session(store, "s8")
+    assert state.turn == 1 and state.served == {"n_retry1": 1} and state.refs == {"M1": "n_retry1"}
+    assert {"turn", "served", "refs"} <= {p.split(":")[0] for p in _skips(layers)[0]["reason"].split("; ")}
