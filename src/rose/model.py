@@ -421,7 +421,7 @@ class Provenance:
 @dataclass
 class Compression:
     """Compression and descent (rose.compress): the regression set, the delta manifest, what replays and
-    attempts learned. The keys after `unreconciled` are written only when set."""
+    attempts learned (most of it usage, kept out of the file by rose.store.usage)."""
 
     covers_tasks: list[str] = field(default_factory=list, metadata=key(EPISODE_IDS, 170))   # the regression set
     dropped: list[Claim] = field(default_factory=list, metadata=key(CLAIMS, 180))          # the delta manifest
