@@ -123,3 +123,11 @@ def test_a_text_field_is_redacted_because_its_codec_says_it_carries_words() -> N
     redact_node(node)
     assert secret not in node.remark and secret not in node.evidence[0]
     assert node.id == "n_wide03" and node.derived_from == ["n_low001"]   # ids are not text
+
+
+def test_redaction_can_be_asked_of_some_keys_only() -> None:
+    node = full_node()
+    node.redact_text(str.upper, where=lambda k: k in ("gist", "body", "heldout", "dropped"))
+    assert (node.gist, node.body) == ("MIGRATE, THEN SHIP", "RUN THE MIGRATION FIRST.\n\nTHEN SHIP.")
+    assert node.dropped[0].claim == "USE --FAKE-INITIAL" and node.dropped[0].holder == "n_low001"
+    assert node.title == "Migrate before deploy" and node.preserve == ["keep the flag"]

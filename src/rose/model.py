@@ -484,10 +484,12 @@ class Node(Retention, Compression, Provenance, Usage, Graph, Content):
                   for name, key in keys}
         return cls(**values, extra={k: v for k, v in data.items() if k not in known})
 
-    def redact_text(self, redact: Callable[[str], str]) -> None:
-        """Pass every field that can carry words (its codec says so) through `redact`, in place."""
+    def redact_text(self, redact: Callable[[str], str], where: Callable[[str], bool] | None = None) -> None:
+        """Pass every field that can carry words (its codec says so) through `redact`, in place; `where`, given a
+        field's frontmatter key ("body" for the body), picks some of them (the store redacts a file's meaning and
+        the text the usage log brings apart)."""
         for name, key in _keys(type(self)):
-            if key.codec.text:
+            if key.codec.text and (where is None or where(key.name or name)):
                 setattr(self, name, _redacted(getattr(self, name), redact))
 
 
