@@ -1,0 +1,70 @@
+"""Held-out prompts: written after the everyday-words evidence rule was chosen and committed (issue 13, branch
+offtopic), and never used to choose or tune it. bench_retrieval.py reports them apart from the rest ("held out").
+
+OFFTOPIC: everyday requests whose words collide with coding words (run, branch, commit, test, merge, docker, build,
+deploy, cache, token, release, leak, fork, pool, ...). ONTOPIC: prompts that need specific lessons, worded the way
+a developer types them, several of them in everyday words only. Same format as prompts_src: (text, "keys", unnamed).
+"""
+N = False
+
+HELDOUT_PROMPTS = [
+    ("argo is stuck syncing staging, the migration job never finishes", "dep-argo-presync", N),
+    ("prod pods still run the old image even though I pushed a new one with the same tag", "dep-imagetag-latest", N),
+    ("the api pods get killed while they are still warming up at boot", "dep-startup-probe", N),
+    ("I just applied the manifest and realised I was pointed at prod", "dep-kubectl-context", N),
+    ("calls from inside the cluster to stripe take a long time to resolve", "dep-dns-ndots", N),
+    ("adding a column to the orders table locked everything for minutes", "db-lock-timeout", N),
+    ("which port does the test database listen on?", "db-test-port-5434", N),
+    ("the list page fires one query per row to load the tags", "db-n-plus-one", N),
+    ("can I skip writing the downgrade for this migration?", "db-downgrade-tested", N),
+    ("the async test hangs forever when I freeze time", "test-freezegun-asyncio", N),
+    ("my PR is red because coverage dropped on the lines I touched", "test-diff-coverage", N),
+    ("the pull request from a fork can't read the deploy secret in CI", "ci-fork-secrets", N),
+    ("one python version failing cancels all the other matrix jobs", "ci-matrix-fail-fast", N),
+    ("should the client retry a failed POST that creates a payment?", "http-retry-idempotent", N),
+    ("the stripe webhook signature check fails even with the right secret", "http-webhook-raw-body", N),
+    ("json.loads blows up on the partner api response with Expecting value", "http-json-decode-html", N),
+    ("after the deploy people keep seeing the old javascript until they hard refresh",
+     "cache-control-assets fe-service-worker-stale", N),
+    ("the oauth login comes back without a session cookie", "auth-samesite-lax", N),
+    ("calls from our GitHub bot start failing with 401 after an hour", "auth-github-app-token", N),
+    ("I rebased my branch, how do I push it without clobbering Sam's commits?", "git-force-with-lease", N),
+    ("the pre-commit hook is slow, can I just skip it for this commit?", "git-no-verify", N),
+    ("where do I document a new environment variable for local setup?", "git-env-ignored style-env-var-naming", N),
+    ("memory of the worker grows every hour until it gets OOM killed", "perf-tracemalloc-leak", N),
+    ("latency spikes every few seconds even though cpu usage is low", "perf-cpu-throttling", N),
+    ("the quotes for the Rotterdam lane still show old prices after we uploaded new tariffs",
+     "cv-wharf-quote-cache", N),
+    ("how do I schedule a nightly job for a corvid service?", "cv-tidetable", N),
+    ("can't reach the staging endpoints from my laptop", "cv-vpn-staging", N),
+]
+
+HELDOUT_OFFTOPIC = [
+    "I want to run a marathon next spring, how should I train?",
+    "where is the nearest branch of my bank that opens on saturday?",
+    "how do I commit to a diet when I travel for work?",
+    "what should I check when I test drive a used car?",
+    "when two lanes merge on the highway, who has the right of way?",
+    "what does a docker do at the port, like loading ships?",
+    "my kid wants to build a treehouse, what wood should we use?",
+    "how do I deploy a parachute safely on my first skydive?",
+    "what's a good way to cache vegetables for the winter in a cellar?",
+    "how many tokens do I need for the subway in New York?",
+    "which movies are being released in theaters this weekend?",
+    "how do I fix a leaking kitchen faucet?",
+    "my garden hose has a leak near the connector, can I patch it?",
+    "what's the best way to store fresh herbs in the fridge?",
+    "is it rude to fork food off someone else's plate?",
+    "how do I get rid of bugs on my tomato plants?",
+    "what time does the swimming pool open on sundays?",
+    "my dog keeps pulling on the lead, how do I train him?",
+    "how long does it take a package to ship from Canada to Germany?",
+    "what are the rules for a penalty kick in rugby?",
+    "how do I ask my landlord to renew the lease for another year?",
+    "what key should we sing happy birthday in?",
+    "can you help me write a toast for my sister's wedding?",
+    "how do I keep my bread from going stale so quickly?",
+    "what's the difference between a latte and a flat white?",
+    "which queue at airport security is usually faster?",
+    "how many calories does a five mile walk burn?",
+]
