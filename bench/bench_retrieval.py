@@ -63,7 +63,7 @@ class Query:
     old_lists: cand.RankLists
     new_lists: cand.RankLists
     cos_new: dict[str, float]        # best-chunk cosine of every lesson
-    heldout: bool = False            # written after the everyday-words rule was chosen: reported apart
+    heldout: int = 0                 # written after the everyday-words rule was chosen (round 1 or 2): reported apart
 
 
 def load() -> tuple[list[dict], list[dict]]:
@@ -122,7 +122,7 @@ def rank_all(old: Store, new: Store, legacy, chunked, prompts: list[dict], long_
                                        cand.DenseStatus.ON, cand.evidence_of(hits), chunked.name)
             out.append(Query(p["id"], p["prompt"], set(p["needs"]), bool(p["unnamed"]),
                              bool(set(p["needs"]) & long_ids), old_lists, new_lists, dict(full_new),
-                             bool(p.get("heldout"))))
+                             int(p.get("heldout") or 0)))
     finally:
         t_old.close()
         t_new.close()
@@ -381,12 +381,13 @@ def served_now(store: Store, queries: list[Query], settings: RecallSettings, den
 
 
 def everyday_report(store: Store, queries: list[Query], held: list[Query], settings: RecallSettings) -> list[str]:
-    lines = [f"the everyday-words rule (hybrid), previous rule vs now; held out = {sum(bool(q.needs) for q in held)} "
-             f"on-topic and {sum(not q.needs for q in held)} off-topic prompts written after the rule was chosen",
-             SERVED_HEADER]
-    for label, qs in (("set", queries), ("held out", held)):
-        if not qs:
-            continue
+    rounds = sorted({q.heldout for q in held})
+    sizes = ", ".join(f"round {r}: {sum(bool(q.needs) for q in held if q.heldout == r)} on-topic and "
+                      f"{sum(not q.needs for q in held if q.heldout == r)} off-topic" for r in rounds)
+    lines = [f"the everyday-words rule (hybrid), previous rule vs now; held out = prompts written after the rule was "
+             f"chosen ({sizes})", SERVED_HEADER]
+    groups = [("set", queries)] + [(f"held out {r}", [q for q in held if q.heldout == r]) for r in rounds]
+    for label, qs in groups:
         for dense in (True, False):
             mode = "" if dense else ", lexical only"
             with previous_rule():
@@ -394,11 +395,12 @@ def everyday_report(store: Store, queries: list[Query], held: list[Query], setti
             now = served_stats(qs, served_now(store, qs, settings, dense))
             lines.append(served_row(f"{label}{mode}: previous rule", before))
             lines.append(served_row(f"{label}{mode}: now", now))
-    with previous_rule():
-        was = {q.text for q, s in zip(held, served_now(store, held, settings)) if not q.needs and s}
-    still = [q.text for q, s in zip(held, served_now(store, held, settings)) if not q.needs and s]
-    lines.append(f"held-out off-topic prompts served anything: previous rule {len(was)}, now {len(still)}"
-                 + (f" ({'; '.join(repr(t) for t in still)})" if still else ""))
+    for label, qs in groups[1:]:
+        with previous_rule():
+            was = [q.text for q, s in zip(qs, served_now(store, qs, settings)) if not q.needs and s]
+        still = [q.text for q, s in zip(qs, served_now(store, qs, settings)) if not q.needs and s]
+        lines.append(f"{label}: off-topic prompts served anything: previous rule {len(was)}, now {len(still)}"
+                     + (f" ({'; '.join(repr(t) for t in still)})" if still else ""))
     return lines
 
 
