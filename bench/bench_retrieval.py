@@ -17,6 +17,10 @@ lessons as 128-token chunks, a lesson scored by its best chunk). Every prompt is
   now      lexical = an exact phrase or two selective words admit a hit (rose.store.index.LexicalHit); dense = only
            cosines above the space's noise floor are fused; hybrid = selectors.hybrid (relative BM25 and cosine)
 
+Held-out prompts (`"heldout"` in prompts.jsonl, written after the everyday-words evidence rule was chosen) are left
+out of every table but their own: the rule before and after it, with and without the dense model. --sweep adds the
+rule part by part (sweep 4) and its unknown-share gate by store size, on random subsets of the lessons (sweep 5).
+
 Ranking metrics (prompts with needs): R@5, R@10, R@20 (20 = recall.candidates, what a selector is handed), MRR.
 Served metrics: recall (share of a prompt's needs served), lessons served per prompt, precision (needed served /
 served, over all prompts, as `rose status` counts it), and the off-topic share (off-topic prompts that were served
