@@ -17,6 +17,10 @@ lessons as 128-token chunks, a lesson scored by its best chunk). Every prompt is
   now      lexical = an exact phrase or two selective words admit a hit (rose.store.index.LexicalHit); dense = only
            cosines above the space's noise floor are fused; hybrid = selectors.hybrid (relative BM25 and cosine)
 
+Held-out prompts (`"heldout"` in prompts.jsonl, written after the everyday-words evidence rule was chosen) are left
+out of every table but their own: the rule before and after it, with and without the dense model. --sweep adds the
+rule part by part (sweep 4) and its unknown-share gate by store size, on random subsets of the lessons (sweep 5).
+
 Ranking metrics (prompts with needs): R@5, R@10, R@20 (20 = recall.candidates, what a selector is handed), MRR.
 Served metrics: recall (share of a prompt's needs served), lessons served per prompt, precision (needed served /
 served, over all prompts, as `rose status` counts it), and the off-topic share (off-topic prompts that were served
@@ -28,6 +32,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
+from contextlib import contextmanager
 import sys
 import tempfile
 import time
@@ -61,6 +67,7 @@ class Query:
     old_lists: cand.RankLists
     new_lists: cand.RankLists
     cos_new: dict[str, float]        # best-chunk cosine of every lesson
+    heldout: int = 0                 # written after the everyday-words rule was chosen (round 1 or 2): reported apart
 
 
 def load() -> tuple[list[dict], list[dict]]:
@@ -118,7 +125,8 @@ def rank_all(old: Store, new: Store, legacy, chunked, prompts: list[dict], long_
                                        [(new, i, c) for i, c in full_new[: cand.LEXICAL_DEPTH]],
                                        cand.DenseStatus.ON, cand.evidence_of(hits), chunked.name)
             out.append(Query(p["id"], p["prompt"], set(p["needs"]), bool(p["unnamed"]),
-                             bool(set(p["needs"]) & long_ids), old_lists, new_lists, dict(full_new)))
+                             bool(set(p["needs"]) & long_ids), old_lists, new_lists, dict(full_new),
+                             int(p.get("heldout") or 0)))
     finally:
         t_old.close()
         t_new.close()
@@ -280,7 +288,9 @@ def main() -> int:
         t1 = time.perf_counter()
         new.embed_missing(chunked)
         t2 = time.perf_counter()
-        queries = rank_all(old, new, legacy, chunked, prompts, long_ids, len(lessons), timing)
+        ranked = rank_all(old, new, legacy, chunked, prompts, long_ids, len(lessons), timing)
+        queries = [q for q in ranked if not q.heldout]     # the development set: every table but "held out"
+        held = [q for q in ranked if q.heldout]
         n_chunks = sum(1 for x in lessons for _ in __import__("rose.embed", fromlist=["chunk_texts"]).chunk_texts(
             x["title"], x["tags"], x["gist"], x["body"]))
 
@@ -324,20 +334,152 @@ def main() -> int:
         print(served_row("now: judge walk ceiling (top 20, oracle)", st_judge))
         print(f"{'fork':<{LABEL}}needs a backend that can fork a session: `rose eval-recall` on a real backend")
         print()
+        print("\n".join(everyday_report(new, queries, held, settings)))
+        print()
         print("\n".join(cosine_report(queries)))
         if args.sweep:
             sweep(new, queries, settings)
+            sweep_everyday(new, queries, settings)
+            sweep_store_size(Path(tmp), lessons, queries, chunked, settings)
         if args.e5:
             e5_side_by_side(Path(args.e5), tmp, lessons, queries, settings, long_ids)
         old.close()
         new.close()
     wall = time.perf_counter() - start
-    n = len(queries) or 1
+    n = len(ranked) or 1
     print()
     print(f"wall time {wall:.1f}s; embedding {len(lessons)} lessons: before {t1 - t0:.2f}s, now {t2 - t1:.2f}s "
           f"(chunks); per prompt: " + ", ".join(f"{k} {v / n * 1000:.2f}ms" for k, v in timing.items())
           + f"; recall end to end {per_prompt * 1000:.1f}ms")
     return 0
+
+
+# -- the everyday-words rule: before and after, on the set and on prompts written after it was chosen --------------
+@contextmanager
+def previous_rule(everyday: bool = False, elsewhere: bool = False, title: bool = False):
+    """The lexical evidence rule with some of #13's off-topic parts switched off (all off: the rule before them):
+    `everyday` the general-English table (off: every word a lesson holds is a term), `elsewhere` the unknown-share
+    gate, `title` the whole-title match."""
+    saved = index_mod.everyday, index_mod.ELSEWHERE_SHARE, index_mod.names
+    if not everyday:
+        index_mod.everyday = frozenset          # called: an empty table
+    if not elsewhere:
+        index_mod.ELSEWHERE_SHARE = 2.0         # no prompt is past it
+    if not title:
+        index_mod.names = lambda _title, _words: False
+    try:
+        yield
+    finally:
+        index_mod.everyday, index_mod.ELSEWHERE_SHARE, index_mod.names = saved
+
+
+def served_now(store: Store, queries: list[Query], settings: RecallSettings, dense: bool = True) -> list[Ranking]:
+    """selectors.hybrid over lexical evidence counted afresh (so a patched rule shows), with or without dense."""
+    out = []
+    for q in queries:
+        hits = cand.lexical_hits([store], q.text)
+        lists = replace(q.new_lists, lexical=[(store, h.id, h.score) for _s, h in hits],
+                        evidence=cand.evidence_of(hits), dense=q.new_lists.dense if dense else [])
+        out.append([ch.id for ch in selectors.hybrid(fused(store, lists, settings)[:settings.candidates]).chosen])
+    return out
+
+
+def everyday_report(store: Store, queries: list[Query], held: list[Query], settings: RecallSettings) -> list[str]:
+    rounds = sorted({q.heldout for q in held})
+    sizes = ", ".join(f"round {r}: {sum(bool(q.needs) for q in held if q.heldout == r)} on-topic and "
+                      f"{sum(not q.needs for q in held if q.heldout == r)} off-topic" for r in rounds)
+    lines = [f"the everyday-words rule (hybrid), previous rule vs now; held out = prompts written after the rule was "
+             f"chosen ({sizes})", SERVED_HEADER]
+    groups = [("set", queries)] + [(f"held out {r}", [q for q in held if q.heldout == r]) for r in rounds]
+    for label, qs in groups:
+        for dense in (True, False):
+            mode = "" if dense else ", lexical only"
+            with previous_rule():
+                before = served_stats(qs, served_now(store, qs, settings, dense))
+            now = served_stats(qs, served_now(store, qs, settings, dense))
+            lines.append(served_row(f"{label}{mode}: previous rule", before))
+            lines.append(served_row(f"{label}{mode}: now", now))
+    for label, qs in groups[1:]:
+        with previous_rule():
+            was = [q.text for q, s in zip(qs, served_now(store, qs, settings)) if not q.needs and s]
+        still = [q.text for q, s in zip(qs, served_now(store, qs, settings)) if not q.needs and s]
+        lines.append(f"{label}: off-topic prompts served anything: previous rule {len(was)}, now {len(still)}"
+                     + (f" ({'; '.join(repr(t) for t in still)})" if still else ""))
+    return lines
+
+
+def sweep_everyday(store: Store, queries: list[Query], settings: RecallSettings) -> None:
+    """Each part of the off-topic rule on and off, on halves; and without a dense model (where the table costs most)."""
+    head = f"{'':<{LABEL}}" + "   ".join(f"{h + ': rec srv prec off':>24}" for h, _ in halves(queries))
+
+    def show(label: str, served: list[Ranking]) -> None:
+        cells = []
+        for _name, idx in halves(queries):
+            st = served_stats([queries[i] for i in idx], [served[i] for i in idx])
+            cells.append(f"{st['recall']:.3f} {st['served']:.2f} {st['precision']:.3f} {st['offtopic']:.2f}")
+        print(f"{label:<{LABEL}}" + "   ".join(f"{c:>24}" for c in cells))
+
+    print()
+    print("sweep 4: the everyday-words rule part by part (previous = none of it), with the dense model and without")
+    print(head)
+    for dense in (True, False):
+        mode = "" if dense else " (lexical only)"
+        for label, parts in (("previous rule", {}), ("everyday table only", {"everyday": True}),
+                             ("unknown-share gate only", {"elsewhere": True}),
+                             ("table + gate", {"everyday": True, "elsewhere": True}),
+                             ("table + gate + title (now)", {"everyday": True, "elsewhere": True, "title": True})):
+            with previous_rule(**parts):
+                show(label + mode, served_now(store, queries, settings, dense))
+    saved = index_mod.ELSEWHERE_SHARE
+    try:
+        for share in (0.25, 0.34, 0.5, 0.6):
+            index_mod.ELSEWHERE_SHARE = share
+            show(f"unknown share >= {share:g} (now: {saved:g})", served_now(store, queries, settings))
+    finally:
+        index_mod.ELSEWHERE_SHARE = saved
+
+
+def sweep_store_size(tmp: Path, lessons: list[dict], queries: list[Query], chunked, settings: RecallSettings,
+                     sizes: tuple[int, ...] = (20, 40, 80, 160), trials: int = 3) -> None:
+    """The unknown-share gate in smaller stores (random subsets of the lessons, the prompts whose needs they hold
+    and every off-topic prompt): why it waits for ELSEWHERE_MIN_LESSONS records."""
+    from rose.embed.dense import VectorTable
+
+    print()
+    print(f"sweep 5: the unknown-share gate by store size ({trials} random subsets each; mean recall / precision / "
+          "off-topic share)")
+    print(f"{'':<{LABEL}}{'gate off':>24}{'gate on':>24}{'prompts':>10}")
+    rng = random.Random(13)
+    saved = index_mod.ELSEWHERE_MIN_LESSONS
+    try:
+        for size in sizes:
+            sums = {"off": [0.0, 0.0, 0.0], "on": [0.0, 0.0, 0.0]}
+            n_prompts = 0
+            for trial in range(trials):
+                subset = rng.sample(lessons, size)
+                ids = {x["id"] for x in subset}
+                store = build_store(tmp / f"size{size}-{trial}" / ".rose", subset)
+                store.embed_missing(chunked)
+                table = VectorTable(store.index_db_path, chunked.name)
+                qs = []
+                for q in queries:
+                    if q.needs <= ids or not q.needs:
+                        [v] = chunked.embed([q.text])
+                        dense = [(store, i, c) for i, c in table.rank(v, cand.LEXICAL_DEPTH)]
+                        qs.append(replace(q, new_lists=replace(q.new_lists, dense=dense)))
+                table.close()
+                n_prompts += len(qs)
+                for gate, minimum in (("off", 10**9), ("on", 0)):
+                    index_mod.ELSEWHERE_MIN_LESSONS = minimum
+                    st = served_stats(qs, served_now(store, qs, settings))
+                    for k, key in enumerate(("recall", "precision", "offtopic")):
+                        sums[gate][k] += st[key] / trials
+                store.close()
+            cells = [" ".join(f"{x:.3f}" for x in sums[g]) for g in ("off", "on")]
+            print(f"{f'{size} lessons':<{LABEL}}{cells[0]:>24}{cells[1]:>24}{n_prompts // trials:>10}")
+    finally:
+        index_mod.ELSEWHERE_MIN_LESSONS = saved
+    print(f"(the gate applies from {saved} records: the full set has {len(lessons)})")
 
 
 def pct(values: list[float], p: float) -> float:

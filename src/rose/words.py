@@ -1,6 +1,10 @@
 """The query stop-word list: words too common to say what a prompt is about. One list for every search (the hot
-index's BM25, the cold archive's exact matches); most of lexical search's gain over plain BM25 comes from it."""
+index's BM25, the cold archive's exact matches); most of lexical search's gain over plain BM25 comes from it.
+Beside it, the table of everyday English words lexical evidence tells a store's terms apart with (`everyday`)."""
 from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
 
 STOPWORDS = frozenset("""
     a about above after again against all am an and any are as at be because been before being below between both
@@ -10,3 +14,15 @@ STOPWORDS = frozenset("""
     they this those through to too under until up very was we were what when where which while who whom why will
     with would you your yours yourself can't won't i'm it's let's need want make get got use using used also
 """.split())
+
+EVERYDAY_FILE = Path(__file__).with_name("data") / "everyday_en.txt"
+
+
+@cache
+def everyday() -> frozenset[str]:
+    """The most common words of general English (rose/data/everyday_en.txt; its source and licence in the README
+    beside it). A word outside it that a store holds is a term a topic can be recognised by; a prompt that shares only
+    everyday words with the store is most likely about something else. Read on first use, then kept (the warm helper
+    keeps it across prompts)."""
+    text = EVERYDAY_FILE.read_text(encoding="utf-8")
+    return frozenset(w for w in (line.strip() for line in text.splitlines()) if w)

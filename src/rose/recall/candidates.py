@@ -47,6 +47,7 @@ class Candidate:
     dense_cos: float | None = None
     bm25: float | None = None         # the real lexical score, beside its rank
     admitted: bool = False            # the lexical hit holds a phrase of the prompt or two selective words
+    corroborable: bool = True         # a dense agreement may stand in for its missing lexical evidence
     serve_floor: float = DENSE_FLOOR  # the cosine a dense-only match needs in its space (Floors.serve)
     fused: float = 0.0                # reciprocal rank fusion
     score: float = 0.0                # fused, reweighted by recency and importance
@@ -59,6 +60,7 @@ class Candidate:
                 "lexical_rank": self.lexical_rank, "dense_rank": self.dense_rank,
                 "dense_cos": None if self.dense_cos is None else round(self.dense_cos, 3),
                 "bm25": None if self.bm25 is None else round(self.bm25, 3), "admitted": self.admitted,
+                **({} if self.corroborable else {"corroborable": False}),
                 "fused": round(self.fused, 5), "score": round(self.score, 5), "via": self.via, "pass": self.pass_no,
                 **({"rule": self.rule} if self.rule else {})}
 
@@ -132,6 +134,7 @@ def fuse(stores: list[Store], lists: RankLists, settings: RecallSettings, now: d
             c.lexical_rank, c.bm25 = rank, score
             hit = lists.evidence.get((id(store), node_id))
             c.admitted = hit.admitted if hit is not None else True   # no evidence counted: a plain BM25 list
+            c.corroborable = hit.corroborable if hit is not None else True
             c.fused += 1.0 / (k + rank)
     noise = lists.floors.noise
     for rank, (store, node_id, cos) in enumerate(lists.dense, start=1):
@@ -157,7 +160,7 @@ def fuse(stores: list[Store], lists: RankLists, settings: RecallSettings, now: d
         if c.fused > best.fused:
             best.fused = c.fused
             best.lexical_rank, best.dense_rank, best.dense_cos = c.lexical_rank, c.dense_rank, c.dense_cos
-            best.bm25, best.admitted = c.bm25, c.admitted
+            best.bm25, best.admitted, best.corroborable = c.bm25, c.admitted, c.corroborable
     now = now or datetime.now(timezone.utc)
     for c in served.values():
         c.serve_floor = lists.floors.serve
@@ -209,8 +212,9 @@ def relevant_enough(c: Candidate) -> bool:
 def lexical_evidence(c: Candidate) -> bool:
     """An admitted lexical hit (a phrase of the prompt, or two selective words), or a lexical hit the dense model
     also ranks above its noise floor: two independent signals agreeing (bench: recall .80 -> .83, off-topic
-    unchanged)."""
-    return c.lexical_rank is not None and (c.admitted or c.dense_rank is not None)
+    unchanged). Not the agreement when the prompt is mostly words the store has never seen (LexicalHit.corroborable):
+    there a shared generic word and a middling cosine are both what any unrelated prompt gets."""
+    return c.lexical_rank is not None and (c.admitted or (c.dense_rank is not None and c.corroborable))
 
 
 def dense_evidence(c: Candidate) -> bool:

@@ -29,7 +29,7 @@ from rose.store import usage
 from rose.store.archive import is_cold_path
 from rose.store.usage import View
 from rose.tokens import estimate
-from rose.words import STOPWORDS
+from rose.words import STOPWORDS, everyday
 
 # Each migration is (name, SQL). Append only: never edit one that has shipped.
 MIGRATIONS: list[tuple[str, str]] = [
@@ -150,6 +150,14 @@ BM25_WEIGHTS = (0.0, 1.0, 1.0, 1.0, 1.5)
 # (bench/bench_retrieval.py --sweep shows the alternatives).
 GENERIC_SHARE = 0.05
 SELECTIVE_MIN_DF = 3       # in a small store a word in three lessons is still selective
+# A prompt of which this share of words (number-like tokens aside) no lesson holds is about something else ("what
+# time zone is Buenos Aires in?"): a hit then needs two selective terms of its own, and no dense agreement stands in
+# for them. bench/recall_quality: on-topic prompts p99 0.33, off-topic median 0.5 (bench_retrieval.py --sweep).
+# Only in a store of ELSEWHERE_MIN_LESSONS records or more: a small store's vocabulary leaves most words of an
+# on-topic prompt unknown too (random subsets of the set: at 20 lessons the gate cost 3 points of recall, at 160
+# half a point, while the rest of the rule already kept off-topic prompts out of small stores)
+ELSEWHERE_SHARE = 0.4
+ELSEWHERE_MIN_LESSONS = 100
 WORDS_CHECKED = 24         # query words whose evidence is counted: the first ones (a pasted log is long)
 PHRASES_CHECKED = 12
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -267,15 +275,64 @@ class LexicalHit:
     """One BM25 hit and the evidence behind it: how many of the query's words it holds, and which kind.
 
     A word is *selective* when few lessons hold it (see `selective_cap`). One generic word must not admit a lesson:
-    a hit is `admitted` when it holds an exact phrase of the query (two content words side by side, not generic
-    together) or at least two selective words (one, when the query has only one selective word)."""
+    a hit is `admitted` (see `admits`) when it holds an exact phrase of the query (two content words side by side, not
+    generic together) or at least two selective words (one, when the query has only one selective word), provided the
+    prompt shares a *term* with the store: a word some lesson holds that is not everyday English (rose.words.everyday)
+    or that is among some lesson's tags. A prompt whose shared words are all everyday ("a healthy breakfast that takes
+    five minutes") admits nothing lexically, however many it shares; one that names "pytest" or "rebase" does. A hit
+    whose whole title the prompt names is admitted outright."""
 
     id: str
     score: float           # BM25, higher is better
     words: int = 0         # distinct query words it holds
     selective: int = 0     # ... of which selective
+    terms: int = 0         # ... of which selective terms of the store (not everyday English, or a lesson's tag)
     phrase: bool = False   # it holds a selective phrase of the query
+    named: bool = False    # the prompt holds every content word of its title
     admitted: bool = False
+    corroborable: bool = True   # a dense agreement may stand in for missing evidence (not when the prompt is
+                                # mostly words the store has never seen)
+
+
+@dataclass(frozen=True)
+class PromptEvidence:
+    """What one prompt shares with one store, as the evidence rule reads it."""
+
+    selective: int         # the query's selective words (a word no lesson holds counts: it raises the bar)
+    present: int           # the query's words some lesson holds, or selective
+    anchored: bool         # it shares at least one term with the store
+    elsewhere: bool        # ELSEWHERE_SHARE or more of its words are unknown to a store of ELSEWHERE_MIN_LESSONS
+
+
+def admits(hit: LexicalHit, prompt: PromptEvidence) -> bool:
+    """The lexical evidence rule, a pure function of the counts (see LexicalHit)."""
+    if hit.named:
+        return True
+    if not prompt.anchored:
+        return False
+    if prompt.selective:
+        enough = hit.phrase or hit.selective >= min(2, prompt.selective)
+    else:
+        enough = hit.phrase or hit.words >= min(2, prompt.present)
+    return enough and (not prompt.elsewhere or hit.terms >= 2)
+
+
+def names(title: str, prompt_words: set[str]) -> bool:
+    """Whether a prompt holds every content word of a title (the prompt names the lesson); stops at the first miss."""
+    found = False
+    for word in _WORD.findall(title.lower()):
+        if _content(word):
+            if word not in prompt_words:
+                return False
+            found = True
+    return found
+
+
+def unknown_share(known: dict[str, int]) -> float:
+    """The share of a prompt's words (number-like tokens aside: tickets, hashes, versions are new in every prompt)
+    that no lesson holds; `known` maps each word to how many lessons hold it."""
+    words = [w for w in known if not any(ch.isdigit() for ch in w)]
+    return sum(1 for w in words if known[w] == 0) / len(words) if words else 0.0
 
 
 def selective_cap(lessons: int) -> int:
@@ -784,21 +841,23 @@ class Index:
         """`search`, with each hit's evidence counted (see LexicalHit): best BM25 first, admitted or not.
 
         One FTS query ranks; then one per query word (and per phrase) counts the lessons holding it and marks which
-        of the ranked hits do. Bounded by WORDS_CHECKED and PHRASES_CHECKED, whatever the prompt's length."""
+        of the ranked hits do, and one per everyday word the store holds asks whether it is some lesson's tag.
+        Bounded by WORDS_CHECKED and PHRASES_CHECKED, whatever the prompt's length."""
         q = fts_query(query)
         if not q:
             return []
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
         ranked = self.conn.execute(
-            f"SELECT rowid, id, bm25(nodes_fts, {weights}) AS score FROM nodes_fts WHERE nodes_fts MATCH ?"
+            f"SELECT rowid, id, title, bm25(nodes_fts, {weights}) AS score FROM nodes_fts WHERE nodes_fts MATCH ?"
             " ORDER BY score LIMIT ?", (q, limit)).fetchall()
         if not ranked:
             return []
-        hits = {r[0]: LexicalHit(r[1], -r[2]) for r in ranked}
+        hits = {r[0]: LexicalHit(r[1], -r[3]) for r in ranked}
         marks = ",".join(str(int(r)) for r in hits)
         # the share is of every record the store holds, cold ones included: archiving makes the hot store smaller
         # and sharper, and must not make the words of its topics generic (bench/bench_retention.py measured it)
-        cap = selective_cap(self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0])
+        records = self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+        cap = selective_cap(records)
 
         def holders(term: str) -> tuple[int, list[int]]:
             row = self.conn.execute(
@@ -806,27 +865,43 @@ class Index:
                 " WHERE nodes_fts MATCH ?", (f'"{term}"',)).fetchone()
             return int(row[0]), [int(x) for x in (row[1] or "").split(",") if x]
 
+        def tagged(word: str) -> bool:
+            return self.conn.execute("SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ? LIMIT 1",
+                                     (f'tags : "{word}"',)).fetchone() is not None
+
+        common = everyday()
         words = query_words(query, WORDS_CHECKED)
+        known: dict[str, int] = {}
         selective_in_query = present = 0
+        anchored = False
         for word in words:
             df, held = holders(word)
+            known[word] = df
             # A word no lesson holds still raises the bar (two selective words, not one): a prompt full of words the
             # store has never seen is most likely about something else. Not so a number-like token (a ticket, a
             # hash, a version): those are new in every prompt and say nothing about the topic.
             selective = df <= cap and (df > 0 or not any(ch.isdigit() for ch in word))
+            term = df > 0 and (word not in common or tagged(word))
+            anchored = anchored or term
             selective_in_query += selective
             present += selective or df > 0
             for rowid in held:
                 hits[rowid].words += 1
                 hits[rowid].selective += selective
+                hits[rowid].terms += selective and term
         for phrase in query_phrases(query):
             df, held = holders(phrase)
             if df <= cap:
                 for rowid in held:
                     hits[rowid].phrase = True
-        need = min(2, selective_in_query) if selective_in_query else min(2, present)
+        prompt_words = set(query_words(query))
+        for rowid, _id, title, _score in ranked:
+            hits[rowid].named = names(title, prompt_words)
+        elsewhere = records >= ELSEWHERE_MIN_LESSONS and unknown_share(known) >= ELSEWHERE_SHARE
+        prompt = PromptEvidence(selective_in_query, present, anchored, elsewhere)
         for hit in hits.values():
-            hit.admitted = hit.phrase or (hit.selective >= need if selective_in_query else hit.words >= need)
+            hit.admitted = admits(hit, prompt)
+            hit.corroborable = not prompt.elsewhere
         return [hits[r[0]] for r in ranked]
 
     # -- embeddings ------------------------------------------------------------------------------------------

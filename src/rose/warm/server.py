@@ -254,6 +254,9 @@ def serve(sock: str) -> None:
     # in-process at once, instead of waiting in the listen queue of a helper that is still importing
     import rose.hooks.entry
     import rose.recall  # noqa: F401
+    from rose.words import everyday
+
+    everyday()   # the general-English table lexical evidence reads: once here, not on the first prompt
 
     _clear_stale(sock)
     server = _Server(sock, _Handler)
