@@ -73,18 +73,18 @@ def attempt(graph: Graph, found: Located, judge: Judge, settings: Settings, elig
     try:
         answer = judge.ask(calls.COMPRESS, request, stage=Stage.COMPRESSION)
     except JudgeFailure as failure:
-        return _rejected(store, node, f"compress did not answer ({failure.kind.value})", stamp=stamp)
+        return _rejected(store, node, f"compress did not answer ({failure.kind.value})")
 
     before, after = estimate(original), estimate(answer.body)
     claims = [Claim(c.claim, c.kind, holder=c.holder) for c in answer.dropped]
     if not answer.body.strip():
-        return _rejected(store, node, "the candidate is empty", backoff=True, stamp=stamp)
+        return _rejected(store, node, "the candidate is empty", backoff=True)
     if not claims and after < cs.under_report_ratio * before:
         return _rejected(store, node, f"under-reported: {after}/{before} tokens with no dropped claim declared",
-                         under_reported=True, stamp=stamp)
+                         under_reported=True)
     if after > cs.max_token_ratio * before:
         return _rejected(store, node, f"not small enough: {after}/{before} tokens > {cs.max_token_ratio:.0%}",
-                         backoff=True, stamp=stamp)
+                         backoff=True)
 
     inherited = [replace(c) for c in node.dropped]   # deltas are inherited, holders and counts unchanged
     manifest = list(inherited)
@@ -102,7 +102,7 @@ def attempt(graph: Graph, found: Located, judge: Judge, settings: Settings, elig
     failed = [r for r in replays if not r.passed]
     if failed:
         store.update(node.id, lambda n: setattr(n, "preserve", add_hints(n.preserve, failed)))
-        payback.record_failure(store, node.id, stamp)   # paid for in full, saved nothing: the odds count it
+        payback.record_failure(store, node)   # paid for in full, saved nothing: the odds count it
         store.event(EventKind.UPDATE, stage="compression", action="rejected", node=node.id,
                     reason="replay failed", failed=[r.episode.id for r in failed])
         return Outcome(node.id, None, f"{len(failed)} of {len(replays)} replays failed", replays)
@@ -124,12 +124,11 @@ def attempt(graph: Graph, found: Located, judge: Judge, settings: Settings, elig
     return Outcome(node.id, accepted, reason, replays, held)
 
 
-def _rejected(store, node: Node, reason: str, under_reported: bool = False, backoff: bool = False, *,
-              stamp: str) -> Outcome:
+def _rejected(store, node: Node, reason: str, under_reported: bool = False, backoff: bool = False) -> Outcome:
     """`backoff`: the rejection taught nothing new (no hint, no declared loss), so the next attempt waits longer.
     Every rejection is a failed attempt in the payback odds (rose.compress.payback.odds)."""
     if backoff:
         store.update(node.id, lambda n: setattr(n, "rejections", n.rejections + 1))
-    payback.record_failure(store, node.id, stamp)
+    payback.record_failure(store, node)
     store.event(EventKind.UPDATE, stage="compression", action="rejected", node=node.id, reason=reason)
     return Outcome(node.id, None, reason, under_reported=under_reported)

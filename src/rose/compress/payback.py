@@ -127,12 +127,14 @@ def failures(store: Store, node_id: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def record_failure(store: Store, node_id: str, attempt_stamp: str) -> None:
-    """One failed attempt, logged once (its rid derives from the lesson and the attempt's start)."""
+def record_failure(store: Store, node: Node) -> None:
+    """One failed attempt on `node`, logged once: its rid derives from the attempt's mark (`last_attempt` and the
+    successes it was earned by, set as it started; every attempt needs new successes, so no two share it)."""
     import hashlib
 
-    rid = "u" + hashlib.sha256(f"{FAILED}|{node_id}|{attempt_stamp}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    store.log_counts(node_id, {FAILED: 1}, rid=rid)
+    mark = f"{FAILED}|{node.id}|{node.last_attempt}|{node.last_attempt_successes}"
+    store.log_counts(node.id, {FAILED: 1},
+                     rid="u" + hashlib.sha256(mark.encode("utf-8", "surrogatepass")).hexdigest()[:16])
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ class Stages:
     compress: bool = True
     descent: bool = True
     merge: bool = True
+    merge_always: bool = False   # make a due merge even where it cannot pay (the demo's small world shows one)
 
 
 _override: Stages | None = None
@@ -140,7 +141,7 @@ class _Run:
         if self.success:
             for pair in merge.candidates(self.graph, self.episode, self.settings)[:1]:
                 pays = payback.merge_pays(self.graph.layers.stores(), self.settings.recall)
-                if not pays.worth:
+                if not pays.worth and not self.stages.merge_always:
                     self.notes.append(f"merge of {pair[0].node.id} + {pair[1].node.id} not attempted: {pays.reason}")
                     continue
                 self.notes.append(merge.attempt(self.graph, pair, self.judge, self.settings).describe())
