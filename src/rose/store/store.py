@@ -661,9 +661,9 @@ class Store:
     def log_counts(self, node_id: str, sums: dict[str, int], *, rid: str,
                    registers: dict[str, Any] | None = None) -> bool:
         """Append one usage record of counters (and registers) no Node field holds (rose.credit's per-arm samples
-        and its suspicion, rose.compress.payback's failed attempts), under the lock. The caller derives `rid` from what it records (an episode and a
-        lesson), so recording one thing twice writes and folds it once. Returns False when that rid is in the log
-        already."""
+        and its suspicion, rose.compress.payback's failed attempts), under the lock. The caller derives `rid` from
+        what it records (an episode and a lesson, an attempt), so recording one thing twice writes and folds it
+        once. Returns False when that rid is in the log already."""
         with self.lock():
             self._catch_up_usage()
             if self.index.rid_seen(rid):
