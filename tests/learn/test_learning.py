@@ -208,6 +208,9 @@ def test_the_in_session_report_wins_over_the_judge(no_cache_settings: Layers, tm
     run_queue(layers.project, judge_factory=script.judge)
     [ep] = layers.project.episodes()[0]
     assert ep.used == [b]
+    # the report decides use, so the judge is asked only for the outcome: no lesson text to rule on in its prompt
+    [(_, request)] = [c for c in script.calls if c[0] == "assess"]
+    assert request.served == []
 
 
 def test_a_judge_that_does_not_answer_leaves_the_session_queued(no_cache_settings: Layers, tmp_path: Path) -> None:

@@ -91,19 +91,24 @@ def attribute(layers: Layers, owner: Store, session_id: str, prompt: str, digest
         lessons.append(calls.Lesson(node.id, node.title, node.body))
         nodes.append(node)
     asked = attached_pieces(layers, nodes)
+    reported = data.get("reported") if isinstance(data, dict) else None
+    reported = reported if isinstance(reported, dict) else None
+    said = self_reported(owner, session_id, conversation) if reported is None and conversation is not None else None
+    # Use already reported (by the session, or the agent's rose-used: line) outranks the judge's verdict on a lesson,
+    # so the judge is not shown the lessons' texts to rule on: it is asked for the outcome, and about the detail
+    # attached under them, which no report covers.
+    shown = lessons if reported is None and said is None else []
     answer = judge.ask(calls.ASSESS, calls.AssessRequest(prompt=prompt, digest=digest,
-                                                         served=lessons + [calls.Lesson(p.id, p.title, p.text)
-                                                                           for p in asked]),
+                                                         served=shown + [calls.Lesson(p.id, p.title, p.text)
+                                                                         for p in asked]),
                        stage=Stage.ATTRIBUTION)
     outcome = EpisodeOutcome(answer.outcome.value)
     verdicts = {u.id: bool(u.used) for u in answer.lessons}
     pieces = {p.id: verdicts.get(p.id, False) for p in asked} if asked else None
-    reported = data.get("reported") if isinstance(data, dict) else None
-    if isinstance(reported, dict):
+    if reported is not None:
         used = [i for i in reported.get("used", []) if i in served]
         return Attribution(outcome, answer.accepted_summary or summary_hint, used,
                            [i for i in served if i not in used], "reported", pieces)
-    said = self_reported(owner, session_id, conversation) if conversation is not None else None
     if said is not None:
         used = [i for i in said if i in served]
         return Attribution(outcome, answer.accepted_summary or summary_hint, used,
