@@ -16,12 +16,13 @@ earns the attempt back, so it is not attempted:
 
 `1 - max_token_ratio` is the least an accepted candidate saves. `chance` is the odds the attempt is accepted, from
 the lineage's own record (the lesson and the forms below it, `odds`): (accepted + 1) / (accepted + failed + 1),
-where every attempt that saved nothing counts as failed, whatever failed it (a candidate too long, under-reported or
-empty, a replay that failed, a judge that did not answer, a held-out demotion). A failed attempt was paid for in
-full, so a lineage whose attempts keep failing (a compressor that under-reports on this store, a lesson already as
-short as its evidence allows) is asked less and less, and stops once the odds no longer cover the calls; it is
-asked again when the saving grows (the lesson served more often, or made longer by a repair) or when an
-accepted form raises the odds. With no record the chance is 1: the first attempt is judged on its saving alone.
+where every attempt that saved nothing counts as failed, whatever failed it (a candidate too long, under-reported
+or empty, a replay that failed, an answer out of schema, a held-out demotion; a backend outage says nothing about
+the lesson and is not counted). A failed attempt was paid for and saved nothing, so a lineage whose attempts keep
+failing (a compressor that under-reports on this store, a lesson already as short as its evidence allows) is
+asked less and less, and stops once the odds no longer cover the calls; it is asked again when the saving grows
+(the lesson served more often, or made longer by a repair), and each accepted form raises the odds of the next
+level. With no record the chance is 1: the first attempt is judged on its saving alone.
 
 `serve rate` is the share of the store's most recent episodes (RECENT_EPISODES) that served the lesson or withheld it
 to measure it (rose.credit): how often it would be in a pack. The constants were measured in the simulated world
