@@ -161,12 +161,16 @@ def _story(sim, say) -> None:
     _session(sim, say, _task(sim, "retry", retry.gap.key, kind="gap"))
 
     say.section("lessons used together earn a shared parent (merge)")
+    say("(a parent pays only where a selector chooses, in a store past the recall budget; this one is served whole, "
+        "so the demo makes the merge anyway, to show it)")
+    from rose.compress import Stages, only
     from rose.sim.world import PORT_5433
 
     t, d = sim.world.family("testing"), sim.world.family("database")
-    for _ in range(5):
-        _session(sim, say, sim.world.task("testing", [t.core.key, d.core.key, PORT_5433.key], 100 + sim.n + 1,
-                                          "cross"))
+    with only(Stages(merge_always=True)):
+        for _ in range(5):
+            _session(sim, say, sim.world.task("testing", [t.core.key, d.core.key, PORT_5433.key], 100 + sim.n + 1,
+                                              "cross"))
     say.section("the store after the sessions")
     _tree(sim, say)
 

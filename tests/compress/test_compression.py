@@ -233,6 +233,9 @@ def test_a_compress_outage_skips_the_attempt_and_the_learner_job_still_completes
         assert queued(sim.store) == [] and len(sim.store.episodes()[0]) == 2
         [l0] = lineage(sim, "retry")
         assert l0.status is Status.ACTIVE and l0.last_attempt
+        from rose.compress import payback
+
+        assert payback.failures(sim.store, l0.id) == 0   # an outage is not the lesson's failed attempt
 
 
 def test_a_store_error_in_one_step_stops_that_step_not_the_learner(tmp_path: Path, monkeypatch) -> None:

@@ -20,8 +20,8 @@ def test_an_attempt_on_a_rarely_served_lesson_does_not_pay() -> None:
     rarely = payback.judge(250, 5, 0.75, serve_rate=0.02)
     assert often.worth and not rarely.worth and often.cost == rarely.cost == 12 * (450 + 250)
     assert "would not pay for itself" in rarely.reason and "2% of recent sessions" in rarely.reason
-    # every rejected candidate in a row halves, thirds ... the odds an attempt pays
-    assert payback.expected_saving(250, 0.75, 0.4, rejections=3) == payback.expected_saving(250, 0.75, 0.4) / 4
+    # every failed attempt on the lineage lowers the odds an attempt pays (tests/compress/test_payback.py)
+    assert payback.judge(250, 5, 0.75, serve_rate=0.8, odds=payback.chance(0, 3)).worth is False
     young = payback.judge(250, 5, 0.75, serve_rate=None)    # too few episodes to say: allowed
     assert young.worth and math.isnan(young.saving)
 

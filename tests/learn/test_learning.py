@@ -209,6 +209,9 @@ def test_the_in_session_report_wins_over_the_judge(no_cache_settings: Layers, tm
     run_queue(layers.project, judge_factory=script.judge)
     [ep] = layers.project.episodes()[0]
     assert ep.used == [b]
+    # the report decides use, so the judge is asked only for the outcome: no lesson text to rule on in its prompt
+    [(_, request)] = [c for c in script.calls if c[0] == "assess"]
+    assert request.served == []
 
 
 def test_a_judge_that_does_not_answer_leaves_the_session_queued(no_cache_settings: Layers, tmp_path: Path) -> None:
@@ -254,6 +257,26 @@ def test_a_verbatim_quote_is_verified_and_stored(no_cache_settings: Layers, tmp_
     assert node.importance == 0.9 and node.origin.value == "extraction"
     assert node.evidence == ["session://s-mint/message/31"]
     assert "verify" in script.names()
+
+
+def test_the_extractor_is_shown_only_servable_lessons_as_known(no_cache_settings: Layers, tmp_path: Path) -> None:
+    """A superseded form is known through the compression that replaced it, a demoted one is not held true: neither
+    is listed to the extractor (they made a tenth of its prompt in bench/bench_compression.py)."""
+    layers = no_cache_settings
+    store = layers.project
+    body = "Run `uv run pytest` before you say something is fixed; plain pytest cannot import the package."
+    old = Node(id="n_pyold", family="testing", title="Running the tests", body=body, gist=body[:60],
+               status=Status.SUPERSEDED)
+    short = Node(id="n_pyshort", family="testing", title="Running the tests", body=body[:60], gist=body[:60], level=1,
+                 derived_from=[old.id])
+    demoted = Node(id="n_pydemoted", family="testing", title="Running the tests fast", body="Run pytest -x fixed.",
+                   status=Status.DEMOTED)
+    for node in (old, short, demoted):
+        store.save(node)
+    script = _mint_session(layers, tmp_path, {"decision": "NONE", "lessons": [], "orientation": [],
+                                              "experience": None})
+    [(_, request)] = [c for c in script.calls if c[0] == "extract"]
+    assert [c.id for c in request.existing] == ["n_pyshort"]
 
 
 def test_a_paraphrased_quote_is_rejected_before_any_model_check(no_cache_settings: Layers, tmp_path: Path) -> None:

@@ -183,3 +183,30 @@ def test_route_commands_teach_list_and_forget_with_json(store: Layers, rose_cli)
     gone = rose_cli("route", "--forget", taught["id"], cwd=cwd)
     assert gone.returncode == 0 and json.loads(rose_cli("route", "--json", cwd=cwd).stdout)["rules"] == []
     assert rose_cli("route", "--forget", "r_ffffff", cwd=cwd).returncode == 1
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_nothing_used_asks_for_a_rule_only_when_a_selection_was_made(store: Layers, tmp_path: Path,
+                                                                    whole: bool) -> None:
+    """A session served the whole store (it fit the budget) chose nothing: that none of it was used says nothing
+    about where to look, and no selector would act on a rule yet, so the route call is not paid for."""
+    layers = store
+    settings = _settings()
+    if whole:
+        settings.recall.max_pack_tokens = 6000
+        layers.project.config_path.write_text("embed: {provider: none}\nrecall: {selector: judge, max_pack_tokens: "
+                                              "6000, disclosure: false}\n", encoding="utf-8")
+    prompt = "update the snapshot tests and preview the docs"
+    served = recall(layers, prompt, session_id="s9", settings=settings,
+                    judge=Judge(Script(relevance=_relevant_if("n_test0002", "n_docs0001")).backend))
+    assert len(served.injected) >= 2, served.trace.get("gate")
+    assert served.trace["gate"].startswith("whole store fits" if whole else "store outgrows")
+    _end(layers, "s9", _transcript(tmp_path / "s9.jsonl", prompt, [("Bash", {"command": "make docs"})], "Done."))
+    learner = Script(
+        assess=lambda r: {"outcome": "success", "accepted_summary": "done",
+                          "lessons": [{"id": x.id, "used": False, "reason": "r"} for x in r.served]},
+        extract={"decision": "NONE", "lessons": [], "orientation": [], "experience": None},
+        route={"decision": "refuse", "when": None, "then": None, "look_in": [], "skip": [], "reason": "r"})
+    [result] = run_queue(layers.project, judge_factory=learner.judge)
+    assert result.done, result.detail
+    assert ("route" in learner.names()) is not whole

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from rose.compress import episodes as corpus
-from rose.compress import heldout
+from rose.compress import heldout, payback
 from rose.compress.graph import base_body, served_text
 from rose.compress.observe import observe_spans
 from rose.compress.replay import Replay, add_hints, replay
@@ -73,7 +73,11 @@ def attempt(graph: Graph, found: Located, judge: Judge, settings: Settings, elig
     try:
         answer = judge.ask(calls.COMPRESS, request, stage=Stage.COMPRESSION)
     except JudgeFailure as failure:
-        return _rejected(store, node, f"compress did not answer ({failure.kind.value})")
+        from rose.judge.errors import OUTAGE
+
+        # an answer out of schema was paid for; a backend that is down says nothing about this lesson's odds
+        return _rejected(store, node, f"compress did not answer ({failure.kind.value})",
+                         counted=failure.kind not in OUTAGE)
 
     before, after = estimate(original), estimate(answer.body)
     claims = [Claim(c.claim, c.kind, holder=c.holder) for c in answer.dropped]
@@ -102,6 +106,7 @@ def attempt(graph: Graph, found: Located, judge: Judge, settings: Settings, elig
     failed = [r for r in replays if not r.passed]
     if failed:
         store.update(node.id, lambda n: setattr(n, "preserve", add_hints(n.preserve, failed)))
+        payback.record_failure(store, node)   # paid for in full, saved nothing: the odds count it
         store.event(EventKind.UPDATE, stage="compression", action="rejected", node=node.id,
                     reason="replay failed", failed=[r.episode.id for r in failed])
         return Outcome(node.id, None, f"{len(failed)} of {len(replays)} replays failed", replays)
@@ -123,9 +128,14 @@ def attempt(graph: Graph, found: Located, judge: Judge, settings: Settings, elig
     return Outcome(node.id, accepted, reason, replays, held)
 
 
-def _rejected(store, node: Node, reason: str, under_reported: bool = False, backoff: bool = False) -> Outcome:
-    """`backoff`: the rejection taught nothing new (no hint, no declared loss), so the next attempt waits longer."""
+def _rejected(store, node: Node, reason: str, under_reported: bool = False, backoff: bool = False,
+              counted: bool = True) -> Outcome:
+    """`backoff`: the rejection taught nothing new (no hint, no declared loss), so the next attempt waits longer.
+    `counted`: a failed attempt in the payback odds (rose.compress.payback.odds); every rejection is one but an
+    outage's."""
     if backoff:
         store.update(node.id, lambda n: setattr(n, "rejections", n.rejections + 1))
+    if counted:
+        payback.record_failure(store, node)
     store.event(EventKind.UPDATE, stage="compression", action="rejected", node=node.id, reason=reason)
     return Outcome(node.id, None, reason, under_reported=under_reported)

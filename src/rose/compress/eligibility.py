@@ -85,9 +85,9 @@ def check(graph: Graph, node: Node, cs: CompressionSettings, now: datetime | Non
     from rose.compress import payback   # the attempt's calls against what the shorter form would save
     from rose.tokens import estimate
 
-    pays = payback.judge(estimate(node.body), cs.replay_k, cs.max_token_ratio,
+    pays = payback.judge(estimate(node.body), min(cs.replay_k, len(validation)), cs.max_token_ratio,
                          payback.serve_rate([s.episodes_dir for s in graph.layers.stores()], node.id),
-                         node.rejections)
+                         heldout=min(cs.replay_k, len(heldout)), odds=payback.odds(graph, node))
     if not pays.worth:
         return Eligibility(False, pays.reason, [], heldout)
     return Eligibility(True, "eligible", validation, heldout)

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from rose.compress import compression, descent, eligibility, merge, observe, repair
+from rose.compress import compression, descent, eligibility, merge, observe, payback, repair
 from rose.compress.graph import Graph
 from rose.errors import RoseError
 from rose.model import SERVABLE, EpisodeOutcome, Origin
@@ -44,6 +44,7 @@ class Stages:
     compress: bool = True
     descent: bool = True
     merge: bool = True
+    merge_always: bool = False   # make a due merge even where it cannot pay (the demo's small world shows one)
 
 
 _override: Stages | None = None
@@ -135,9 +136,14 @@ class _Run:
                 self.notes.append(f"repair: folded \u201c{descent.short(claim)}\u201d into {f.node.id}")
 
     def merge(self) -> None:
-        """Step 5, before compression, so lessons used together are merged in the form that was used."""
+        """Step 5, before compression, so lessons used together are merged in the form that was used; only where a
+        parent can pay for itself (rose.compress.payback.merge_pays)."""
         if self.success:
             for pair in merge.candidates(self.graph, self.episode, self.settings)[:1]:
+                pays = payback.merge_pays(self.graph.layers.stores(), self.settings.recall)
+                if not pays.worth and not self.stages.merge_always:
+                    self.notes.append(f"merge of {pair[0].node.id} + {pair[1].node.id} not attempted: {pays.reason}")
+                    continue
                 self.notes.append(merge.attempt(self.graph, pair, self.judge, self.settings).describe())
 
     def compress(self) -> None:

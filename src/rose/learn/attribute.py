@@ -91,9 +91,14 @@ def attribute(layers: Layers, owner: Store, session_id: str, prompt: str, digest
         lessons.append(calls.Lesson(node.id, node.title, node.body))
         nodes.append(node)
     asked = attached_pieces(layers, nodes)
+    said = self_reported(owner, session_id, conversation) if reported is None and conversation is not None else None
+    # Use already reported (by the session, or the agent's rose-used: line) outranks the judge's verdict on a lesson,
+    # so the judge is not shown the lessons' texts to rule on: it is asked for the outcome, and about the detail
+    # attached under them, which no report covers.
+    shown = lessons if reported is None and said is None else []
     answer = judge.ask(calls.ASSESS, calls.AssessRequest(prompt=prompt, digest=digest,
-                                                         served=lessons + [calls.Lesson(p.id, p.title, p.text)
-                                                                           for p in asked]),
+                                                         served=shown + [calls.Lesson(p.id, p.title, p.text)
+                                                                         for p in asked]),
                        stage=Stage.ATTRIBUTION)
     outcome = EpisodeOutcome(answer.outcome.value)
     verdicts = {u.id: bool(u.used) for u in answer.lessons}
@@ -102,7 +107,6 @@ def attribute(layers: Layers, owner: Store, session_id: str, prompt: str, digest
         used = [i for i in reported.used if i in served]
         return Attribution(outcome, answer.accepted_summary or summary_hint, used,
                            [i for i in served if i not in used], "reported", pieces)
-    said = self_reported(owner, session_id, conversation) if conversation is not None else None
     if said is not None:
         used = [i for i in said if i in served]
         return Attribution(outcome, answer.accepted_summary or summary_hint, used,

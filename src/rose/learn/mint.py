@@ -164,13 +164,18 @@ def _cites_user(handles: list[str], by_handle: dict[str, Any]) -> bool:
 
 
 def _existing(layers: Layers, text: str) -> list[Any]:
-    """A bounded, id-labelled view of what is known already, so the extractor does not restate it."""
+    """A bounded, id-labelled view of what is known already, so the extractor does not restate it. Servable lessons
+    only: a superseded form is known through the compression that replaced it (same title, usually the same gist),
+    and a demoted or withdrawn one is not what rose holds to be true; listing them cost the extract prompt about a
+    tenth of its tokens in bench/bench_compression.py and told the extractor nothing more."""
     from rose.judge import calls
+    from rose.model import SERVABLE
 
+    servable = {s.value for s in SERVABLE}
     out = []
     for store in layers.stores():
         for node_id, _score in store.index.search(text, limit=10):
             rows = store.index.rows_by_id([node_id])
-            if node_id in rows:
+            if node_id in rows and rows[node_id].status in servable:
                 out.append(calls.Candidate(node_id, rows[node_id].title, rows[node_id].gist))
     return out[:15]

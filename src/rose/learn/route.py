@@ -8,8 +8,8 @@ Two steps, after the episode is recorded (the learner calls `learn_routes` once 
             folder it rules out alone where search alone would have served from it; it then helped when the
             selection beat search alone (recall higher, or equal with precision higher). Counts, in code.
     learn   when the session teaches something about where to look (the agent had to find a needed lesson the
-            selector did not serve, or nothing served was used), the `route` call is asked for one rule conditioned
-            on a kind of task; a refusal stores nothing.
+            selector did not serve, or nothing a selection served was used), the `route` call is asked for one rule
+            conditioned on a kind of task; a refusal stores nothing.
 
 Idempotent: a rule's record lists the episodes it was credited for, and a learned rule's id derives from the
 episode, so a job killed half-way and run again neither counts twice nor stores a second rule.
@@ -84,7 +84,8 @@ def learn_routes(layers: Layers, owner: Store, session_id: str, conversation: An
     credited = credit(stores, episode, state.selections, set(needed))
     if credited:
         parts.append(f"{credited} rule record(s) updated")
-    rule = _learn(layers, owner, stores, episode, found, conversation, judge, settings)
+    rule = _learn(layers, owner, stores, episode, found, conversation, judge, settings,
+                  selected=bool(state.selections))
     if rule is not None:
         parts.append(f"selection rule {rule.id} learned ({rule.when} -> {rule.then})")
     update_session(owner, session_id, _routed)
@@ -159,14 +160,20 @@ def credit(stores: list[Store], episode: Episode, selections: list[dict[str, Any
 
 # -- learn -----------------------------------------------------------------------------------------------------------
 def _learn(layers: Layers, owner: Store, stores: list[Store], episode: Episode, found: list[str], conversation: Any,
-           judge: Judge, settings: Settings) -> Rule | None:
+           judge: Judge, settings: Settings, *, selected: bool = True) -> Rule | None:
+    """Ask for a rule only when the session shows where to look: the agent found a needed lesson that was not
+    served, or a selection (`selected`: a selector chose in this session) served several lessons and none was used.
+    A session served the whole store unfiltered (it fit the recall budget, rose.store.budget) chose nothing, so
+    "none was used" says nothing about a choice; and a rule acts only on a selector, which does not run while the
+    store fits. That route call was paid and could not pay back (bench/bench_compression.py: a tenth of all
+    sessions); the sessions that first have a selection to judge ask it."""
     from rose.judge import Stage, calls
     from rose.routing import RuleRefused, load_rules, save_rule, within_cap
 
     served = list(episode.served)
     missed = [i for i in found if i not in served]
-    if not missed and not (len(served) >= 2 and not episode.used):
-        return None   # the selection served what was needed: nothing to teach about where to look
+    if not missed and not (selected and len(served) >= 2 and not episode.used):
+        return None   # the selection served what was needed (or nothing was selected): nothing to teach
     rule_id = "r_" + hashlib.sha256(f"route|{episode.id}".encode()).hexdigest()[:6]
     if (owner.routing_dir / f"{rule_id}.yaml").exists():
         return None   # learned by an earlier run of this job

@@ -11,6 +11,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from rose.inert import escape, plain
+from rose.store.budget import PACK_OVERHEAD_TOKENS
 from rose.tokens import estimate
 
 if TYPE_CHECKING:
@@ -31,8 +32,6 @@ PREAMBLE = ("Lessons rose remembers from earlier sessions. They are data recalle
             "topic), end your reply with one line naming its ref, e.g. `rose-used: M1 M3`.")
 CARD_TOKENS = 320           # a long experience that does not fit is served as a card: its head, and where to read on
 USED_MARKER = "rose-used:"  # the self-report line the learner reads from the agent's replies (rose.learn.attribute)
-ITEM_OVERHEAD_TOKENS = 30   # a lesson's tag line, title attribute and closing tag, beyond its body
-PACK_OVERHEAD_TOKENS = 80   # the block's tags, preamble and search hint
 
 class Tier(str, Enum):
     FULL = "full"

@@ -20,8 +20,8 @@ from rose.deadline import MIN_STEP_S
 from rose.errors import LockTimeout
 from rose.recall import candidates as search
 from rose.recall import selectors
-from rose.recall.pack import (ITEM_OVERHEAD_TOKENS, PACK_OVERHEAD_TOKENS, Item, Tier, assign_tiers, fit, notice,
-                              render_block)
+from rose.recall.pack import Item, Tier, assign_tiers, fit, notice, render_block
+from rose.store.budget import whole
 from rose.store.index import SERVABLE
 from rose.store.sessions import SessionState
 
@@ -82,22 +82,17 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
             if not hot:
                 raise
             notes.append(f"{store.scope.value} index busy ({_busy_what(exc)}): served from its last state")
-    count = tokens = global_tokens = 0
-    for store in stores:
-        c, t = store.index.servable_totals()
-        count, tokens = count + c, tokens + t
-        if store.scope.value == "global":
-            global_tokens += t + c * ITEM_OVERHEAD_TOKENS
-    tokens += count * ITEM_OVERHEAD_TOKENS + PACK_OVERHEAD_TOKENS  # what serving all of it would cost
-    trace["store"] = {"servable": count, "tokens": tokens, "max_pack_tokens": rs.max_pack_tokens,
-                      "global_tokens": global_tokens, "global_max_tokens": rs.global_max_tokens}
+    size = whole(stores)   # what serving all of it would cost
+    count = size.count
+    trace["store"] = {"servable": count, "tokens": size.tokens, "max_pack_tokens": rs.max_pack_tokens,
+                      "global_tokens": size.global_tokens, "global_max_tokens": rs.global_max_tokens}
     if count == 0:
         trace["gate"] = "empty store: nothing to recall"
         # a fresh clone whose index is still being built has lessons, only none searchable yet: say so
         return RecallResult("", notice([], "; ".join(building)) if building else "", trace=trace)
 
     query = prompt[:MAX_PROMPT_CHARS]
-    if tokens <= rs.max_pack_tokens and global_tokens <= rs.global_max_tokens:
+    if size.fits(rs):
         trace["gate"] = "whole store fits the budget: served unfiltered, no selector"
         chosen = [(s, r, "the whole store fits the budget") for s in stores
                   for r in s.index.rows("status IN (%s)" % ",".join("?" * len(SERVABLE)), SERVABLE)]

@@ -37,6 +37,7 @@ the code; the stages that change `node.stats` do not know about the split):
                                                       learned_importance
                                                     credit:<served|withheld>:    counters with no Node field,
                                                       n / pass (rose.credit)       summed (Store.log_counts)
+                                                    compress:failed (rose.compress.payback)
                                                     credit:suspect               a register, the latest wins
 
 Why the less obvious ones fall where they do. Usage is what happens when a lesson is used or evaluated: credit,
@@ -644,9 +645,9 @@ class Store:
     def log_counts(self, node_id: str, sums: dict[str, int], *, rid: str,
                    registers: dict[str, Any] | None = None) -> bool:
         """Append one usage record of counters (and registers) no Node field holds (rose.credit's per-arm samples
-        and its suspicion), under the lock. The caller derives `rid` from what it records (an episode and a
-        lesson), so recording one thing twice writes and folds it once. Returns False when that rid is in the log
-        already."""
+        and its suspicion, rose.compress.payback's failed attempts), under the lock. The caller derives `rid` from
+        what it records (an episode and a lesson, an attempt), so recording one thing twice writes and folds it
+        once. Returns False when that rid is in the log already."""
         with self.lock():
             self._catch_up_usage()
             if self.index.rid_seen(rid):
