@@ -248,3 +248,25 @@ def test_a_helper_that_runs_out_of_time_is_a_logged_skip(layers, monkeypatch) ->
     events = [json.loads(line) for line in layers.project.events_path.read_text(encoding="utf-8").splitlines()]
     skips = [e for e in events if e["kind"] == "skip"]
     assert [e["hook"] for e in skips] == ["UserPromptSubmit"] and "warm helper" in skips[0]["reason"]
+
+
+def test_the_helper_runs_its_blas_on_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One query vector against one matrix per request: idle BLAS workers only spin (they doubled its CPU). The
+    setting is read when numpy loads, so it is in place before serve() runs, and the request's own environment
+    (what a child it starts inherits) is untouched by it."""
+    from rose import environment
+    from rose.warm import server
+
+    for name in server.ONE_THREAD:
+        monkeypatch.setenv(name, "4")   # recorded, so the test's end restores this process's own value
+        monkeypatch.delenv(name)
+    seen: dict[str, str | None] = {}
+
+    def serve(sock: str) -> None:
+        seen.update({name: os.environ.get(name) for name in server.ONE_THREAD})
+        with environment.using({"PATH": "/usr/bin"}, "/"):
+            seen["child"] = environment.child().get("OPENBLAS_NUM_THREADS")
+
+    monkeypatch.setattr(server, "serve", serve)
+    assert server.main(["/nonexistent/warm.sock"]) == 0
+    assert seen == {**server.ONE_THREAD, "child": None}
