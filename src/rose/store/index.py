@@ -284,6 +284,10 @@ def selective_cap(lessons: int) -> int:
 
 
 BUSY_TIMEOUT_S = 30.0   # commands and learners wait this long for another writer; the prompt path much less
+# Document frequencies remembered per index file, for a long-lived process (the warm helper): keyed by the full-text
+# index's structure record, which every write to it replaces, so a remembered count is never stale.
+_DOC_FREQS: dict[str, tuple[bytes | None, dict[str, int]]] = {}
+DOC_FREQS_MAX = 20_000   # terms remembered per index, at most (then it starts over)
 
 
 class Index:
@@ -769,6 +773,46 @@ class Index:
         sql = ("SELECT id, title || ' ' || tags || ' ' || preview, bm25(cold_fts) AS score FROM cold_fts"
                " WHERE cold_fts MATCH ? ORDER BY score LIMIT ?")
         return [(r[0], r[1], -r[2]) for r in self.conn.execute(sql, (q, limit))]
+
+    def _fts_stamp(self) -> bytes | None:
+        """The full-text index's structure record: FTS5 writes a new one with every change to its terms."""
+        row = self.conn.execute("SELECT block FROM nodes_fts_data WHERE id = 10").fetchone()
+        return bytes(row[0]) if row else None
+
+    def doc_freqs(self, terms: Iterable[str]) -> dict[str, int]:
+        """How many hot lessons hold each term (a word, or words side by side), as the full-text search counts them.
+        Remembered in this process while the full-text index is unchanged (_DOC_FREQS)."""
+        key = str(self.db_path)
+        stamp = self._fts_stamp()
+        cached = _DOC_FREQS.get(key)
+        known = cached[1] if cached is not None and cached[0] == stamp and len(cached[1]) < DOC_FREQS_MAX else {}
+        out: dict[str, int] = {}
+        fresh: dict[str, int] = {}
+        for term in dict.fromkeys(terms):
+            if term in known:
+                out[term] = known[term]
+            else:
+                out[term] = fresh[term] = self.conn.execute(
+                    "SELECT count(*) FROM nodes_fts WHERE nodes_fts MATCH ?", (f'"{term}"',)).fetchone()[0]
+        # remembered only when no write came between the stamp and the counts (else the next call counts again)
+        if not fresh or self._fts_stamp() == stamp:
+            known.update(fresh)
+            _DOC_FREQS[key] = (stamp, known)
+        return out
+
+    def lesson_count(self) -> int:
+        """Every record the store holds, cold ones included: what a word's share (selective_cap) is of."""
+        return self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+
+    def selective_words(self, text: str, limit: int = 64) -> list[str]:
+        """The content words of `text` that are selective in this store (held by at least one lesson and at most
+        selective_cap of them), in order."""
+        words = query_words(text, limit)
+        if not words:
+            return []
+        cap = selective_cap(self.lesson_count())
+        freqs = self.doc_freqs(words)
+        return [w for w in words if 0 < freqs[w] <= cap]
 
     def buckets(self) -> list[tuple[str, str, int, int, int, int]]:
         """(scope, memory_type, hot count, hot tokens, cold count, cold tokens) per bucket, in SQL: what retention
