@@ -187,24 +187,31 @@ class _Handler(socketserver.StreamRequestHandler):
         if owner is not None and owner != os.getuid():
             return  # another user's process: not a word back
         self.server.last_request = time.monotonic()  # type: ignore[attr-defined]
+        from rose.warm.client import RAW_REPLY
+
         try:
             message = json.loads(self.rfile.readline(MAX_REQUEST_BYTES))
+            if message.get("op") == "hook" and message.get("reply") == "raw":   # the lean client: no json there
+                self.wfile.write(RAW_REPLY + self._hook(message).encode("utf-8", "surrogateescape") + b"\n")
+                return
             if message.get("op") == "dense":
                 reply: dict[str, Any] = {"ranks": WARM.rank(message["embed"], str(message["query"]),
                                                             list(message["dbs"]), int(message.get("k", 50)))}
             elif message.get("op") == "catch_up":
                 reply = {"started": WARM.catch_up_now(message["embed"], list(message["dbs"]))}
             elif message.get("op") == "hook":
-                env = message.get("env")
-                reply = {"stdout": _run_hook(list(message["argv"]), str(message["stdin"]),
-                                             str(message.get("cwd") or "/"),
-                                             {str(k): str(v) for k, v in env.items()} if isinstance(env, dict)
-                                             else dict(os.environ))}
+                reply = {"stdout": self._hook(message)}
             else:
                 reply = {"error": f"unknown op {message.get('op')!r}"}
         except Exception as exc:  # noqa: BLE001 - the client falls back to doing the work itself
             reply = {"error": f"{type(exc).__name__}: {exc}"}
         self.wfile.write(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
+
+    @staticmethod
+    def _hook(message: dict[str, Any]) -> str:
+        env = message.get("env")
+        return _run_hook(list(message["argv"]), str(message["stdin"]), str(message.get("cwd") or "/"),
+                         {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else dict(os.environ))
 
 
 def _run_hook(argv: list[str], stdin: str, cwd: str, env: dict[str, str]) -> str:
