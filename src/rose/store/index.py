@@ -201,8 +201,16 @@ _ROW_DECODE: dict[str, Callable[[Any], Any]] = {"tags": str.split, "parents": _j
                                                "derived_from": _json_list, "patches": _json_list, "cold": bool}
 
 
-def _same(value: Any) -> Any:
-    return value
+_DECODE_AT = tuple((i, _ROW_DECODE[name]) for i, name in enumerate(_ROW_COLUMNS) if name in _ROW_DECODE)
+
+
+def _row(values: Sequence[Any]) -> IndexRow:
+    """One `nodes` row (its columns in _ROW_COLUMNS order) as an IndexRow: positional, only the encoded columns
+    decoded (recall builds a hundred of these per prompt)."""
+    row = list(values)
+    for i, decode in _DECODE_AT:
+        row[i] = decode(row[i])
+    return IndexRow(*row)
 
 
 SERVABLE = tuple(s.value for s in model_servable)   # rose.model.SERVABLE, as the index stores it
@@ -720,8 +728,7 @@ class Index:
         if where:
             sql += " WHERE " + where
         sql += " ORDER BY family, level DESC, id"
-        return [IndexRow(**{name: _ROW_DECODE.get(name, _same)(value) for name, value in zip(_ROW_COLUMNS, r)})
-                for r in self.conn.execute(sql, tuple(params))]
+        return [_row(r) for r in self.conn.execute(sql, tuple(params))]
 
     def rows_by_id(self, ids: Iterable[str]) -> dict[str, IndexRow]:
         ids = list(dict.fromkeys(ids))
