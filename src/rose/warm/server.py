@@ -121,11 +121,41 @@ class Warm:
                 if table is None:
                     ranks[db] = []
                     continue
-                ranks[db] = table.rank(qvec, k)
+                if table.changed():   # a write since: checked, and reloaded if its vectors changed, off the request
+                    self._in_background(("reload", *table_key), lambda t=table, key=table_key: self._reload(key, t))
+                ranks[db] = table.rank(qvec, k, refresh=False)   # meanwhile the vectors it has serve
                 if time.monotonic() - self.checked.get(table_key, 0.0) > CATCH_UP_EVERY_S:
                     self.checked[table_key] = time.monotonic()
                     self.catch_up(db, embedder)
         return ranks
+
+    def _reload(self, key: tuple[str, str], table: Any) -> None:
+        """A table whose index was written to: when its vectors changed, a new table is read and laid out on its own
+        connection and swapped in whole; until then requests rank with the old one (at 50,000 lessons a reload is
+        a few hundred milliseconds, which a request used to wait for)."""
+        from rose.embed.dense import VectorTable
+
+        db, model = key
+        with self.lock:
+            seen = table.data_version()   # read before the version below: a commit after it is seen next time
+        fresh = VectorTable(Path(db), model)
+        try:
+            version = fresh.version()
+            with self.lock:
+                table.still_current(version, seen)
+                if version == table.loaded_version:
+                    return   # the commits changed no vector of this space: nothing to reload
+            embedder = next((e for e in self.embedders.values() if e is not None and e.name == model), None)
+            if embedder is None:
+                return
+            with self.lock:
+                [probe] = embedder.embed(["warm"])
+            fresh.rank(probe, 1)   # reads the vectors and lays the matrix out, here
+            with self.lock:
+                if self.tables.get(key) is table:
+                    self.tables[key], fresh = fresh, table   # the old one is closed below
+        finally:
+            fresh.close()
 
     def catch_up_now(self, embed: dict[str, Any], dbs: list[str]) -> bool:
         """Embed what these indexes lack, in the background (a `rose add` asks, so its process loads no model).
