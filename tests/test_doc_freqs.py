@@ -55,3 +55,32 @@ def test_the_selective_words_leave_out_the_generic_ones(layers: Layers) -> None:
     assert store.index.selective_words(text) == [w for w in index_mod.query_words(text) if 0 < freqs[w] <= cap]
     hits = candidates.lexical([store], text, selective_only=True)
     assert [(i, s) for _st, i, s in hits] == store.index.search(" ".join(store.index.selective_words(text)), 50)
+
+
+def test_phrases_no_ranked_hit_can_hold_are_not_searched_and_nothing_changes(layers: Layers) -> None:
+    """search_evidence skips a phrase when no ranked hit holds both its words: every hit's phrase mark is still what
+    searching every phrase gives."""
+    store = layers.project
+    store.save_many(make_nodes(400))
+    cap = index_mod.selective_cap(store.index.lesson_count())
+    conn = store.index.conn
+    prompts = ["postgres migration deadlock on the connection pool", "redis cache ttl eviction stampede",
+               "signed commits rebase worktree", "circuit breaker timeout on 503", "vite bundle size react upgrade"]
+    skipped = 0
+    for prompt in prompts:
+        hits = store.index.search_evidence(prompt)
+        rowid = {r[1]: r[0] for r in conn.execute("SELECT rowid, id FROM nodes_fts")}
+        for phrase in index_mod.query_phrases(prompt):
+            a, b = phrase.split(" ")
+            words = [{r[0] for r in conn.execute("SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?", (f'"{w}"',))}
+                     for w in (a, b)]
+            ranked = {rowid[h.id] for h in hits}
+            skipped += not (words[0] & words[1] & ranked)
+        expected = {h.id: False for h in hits}
+        for phrase in index_mod.query_phrases(prompt):
+            found = {r[0] for r in conn.execute("SELECT id FROM nodes_fts WHERE nodes_fts MATCH ?", (f'"{phrase}"',))}
+            if len(found) <= cap:
+                for h in hits:
+                    expected[h.id] |= h.id in found
+        assert {h.id: h.phrase for h in hits} == expected, prompt
+    assert skipped   # the shortcut was taken on these prompts

@@ -860,8 +860,10 @@ class Index:
 
         words = query_words(query, WORDS_CHECKED)
         selective_in_query = present = 0
+        held_by: dict[str, set[int]] = {}
         for word in words:
             df, held = holders(word)
+            held_by[word] = set(held)
             # A word no lesson holds still raises the bar (two selective words, not one): a prompt full of words the
             # store has never seen is most likely about something else. Not so a number-like token (a ticket, a
             # hash, a version): those are new in every prompt and say nothing about the topic.
@@ -872,6 +874,9 @@ class Index:
                 hits[rowid].words += 1
                 hits[rowid].selective += selective
         for phrase in query_phrases(query):
+            a, b = phrase.split(" ")
+            if a in held_by and b in held_by and not held_by[a] & held_by[b]:
+                continue   # a hit holding the phrase holds both its words: no ranked hit does, so none holds it
             df, held = holders(phrase)
             if df <= cap:
                 for rowid in held:
