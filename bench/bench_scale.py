@@ -186,6 +186,9 @@ def measure(bench: Bench, size: int, prompt_only: bool = False, stores: Path | N
     if kept is not None and (kept / ".rose").is_dir():
         # a store generated and indexed by an earlier run (--stores): the prompt figures without the build ones
         shutil.copytree(kept, project, symlinks=True)
+        # the copy's folders have new mtimes: one sync now, as the build left it (else the first prompt measured
+        # would pay the full scan of every file that a fresh build had just done)
+        bench.rose(["index"], project)
         print(f"  {size}: copied from {kept}", file=sys.stderr, flush=True)
     else:
         project.mkdir()
