@@ -45,6 +45,15 @@ def test_a_write_between_the_stamp_and_the_counts_is_not_remembered(layers: Laye
     assert index_mod._DOC_FREQS.get(str(store.index.db_path), (None, {}))[1].get("jitter") is None
 
 
+def test_a_count_that_stops_early_is_never_taken_for_the_whole(layers: Layers) -> None:
+    store = layers.project
+    store.save_many([_lesson(i, f"backoff {'jitter' if i < 2 else ''}") for i in range(6)])
+    assert store.index.doc_freqs(["backoff", "jitter"], up_to=3) == {"backoff": 3, "jitter": 2}
+    # "backoff" is remembered as "3 or more": asked for the whole count, it is counted, not answered with 3
+    assert store.index.doc_freqs(["backoff", "jitter"]) == {"backoff": 6, "jitter": 2}
+    assert store.index.doc_freqs(["backoff"], up_to=4) == {"backoff": 4}
+
+
 def test_the_selective_words_leave_out_the_generic_ones(layers: Layers) -> None:
     store = layers.project
     store.save_many(make_nodes(200))

@@ -297,7 +297,7 @@ def selective_cap(lessons: int) -> int:
 BUSY_TIMEOUT_S = 30.0   # commands and learners wait this long for another writer; the prompt path much less
 # Document frequencies remembered per index file, for a long-lived process (the warm helper): keyed by the full-text
 # index's structure record, which every write to it replaces, so a remembered count is never stale.
-_DOC_FREQS: dict[str, tuple[bytes | None, dict[str, int]]] = {}
+_DOC_FREQS: dict[str, tuple[bytes | None, dict[str, tuple[int, bool]]]] = {}   # term -> (count, exact)
 DOC_FREQS_MAX = 20_000   # terms remembered per index, at most (then it starts over)
 
 
@@ -788,21 +788,29 @@ class Index:
         row = self.conn.execute("SELECT block FROM nodes_fts_data WHERE id = 10").fetchone()
         return bytes(row[0]) if row else None
 
-    def doc_freqs(self, terms: Iterable[str]) -> dict[str, int]:
-        """How many hot lessons hold each term (a word, or words side by side), as the full-text search counts them.
-        Remembered in this process while the full-text index is unchanged (_DOC_FREQS)."""
+    def doc_freqs(self, terms: Iterable[str], up_to: int | None = None) -> dict[str, int]:
+        """How many hot lessons hold each term (a word, or words side by side), as the full-text search counts them;
+        with `up_to`, counting stops there (a count of `up_to` means that many or more: a generic word is known
+        for one without reading all of its lessons). Remembered in this process while the full-text index is
+        unchanged (_DOC_FREQS)."""
         key = str(self.db_path)
         stamp = self._fts_stamp()
         cached = _DOC_FREQS.get(key)
         known = cached[1] if cached is not None and cached[0] == stamp and len(cached[1]) < DOC_FREQS_MAX else {}
         out: dict[str, int] = {}
-        fresh: dict[str, int] = {}
+        fresh: dict[str, tuple[int, bool]] = {}
         for term in dict.fromkeys(terms):
-            if term in known:
-                out[term] = known[term]
-            else:
-                out[term] = fresh[term] = self.conn.execute(
-                    "SELECT count(*) FROM nodes_fts WHERE nodes_fts MATCH ?", (f'"{term}"',)).fetchone()[0]
+            count, exact = known.get(term, (0, False))
+            if not exact and (up_to is None or count < up_to):   # not known, or known only as "at least" less
+                if up_to is None:
+                    count = self.conn.execute("SELECT count(*) FROM nodes_fts WHERE nodes_fts MATCH ?",
+                                              (f'"{term}"',)).fetchone()[0]
+                else:
+                    count = self.conn.execute("SELECT count(*) FROM (SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ?"
+                                              " LIMIT ?)", (f'"{term}"', up_to)).fetchone()[0]
+                exact = up_to is None or count < up_to
+                fresh[term] = (count, exact)
+            out[term] = count if up_to is None else min(count, up_to)
         # remembered only when no write came between the stamp and the counts (else the next call counts again)
         if not fresh or self._fts_stamp() == stamp:
             known.update(fresh)
@@ -820,7 +828,7 @@ class Index:
         if not words:
             return []
         cap = selective_cap(self.lesson_count())
-        freqs = self.doc_freqs(words)
+        freqs = self.doc_freqs(words, up_to=cap + 1)   # past the cap, how far past does not matter
         return [w for w in words if 0 < freqs[w] <= cap]
 
     def buckets(self) -> list[tuple[str, str, int, int, int, int]]:
