@@ -278,7 +278,7 @@ def test_the_hook_request_written_by_hand_is_what_json_reads() -> None:
     tricky = ["plain", "", 'quo"te \\ back', "tab\tnew\nline\r\x00\x1f\x7f", "naïve ⋯ 日本 🌹", "\u2028\u2029",
               "lone \udc80\udcff surrogates \ud800", "</script>"]
     env = {k: v for k, v in zip(tricky, reversed(tricky))}
-    payload = "prompt: ".encode() + b"\xff\xfe invalid utf-8 " + "🌹".encode()
+    payload = b"prompt: \xff\xfe invalid utf-8 " + "🌹".encode()
     line = client.hook_request(["claude", "UserPromptSubmit"], payload, tricky[4], env)
     assert line.endswith(b"\n") and line.count(b"\n") == 1   # one line: the helper reads it with readline
     assert json.loads(line) == {"op": "hook", "reply": "raw", "argv": ["claude", "UserPromptSubmit"],

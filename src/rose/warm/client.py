@@ -263,7 +263,7 @@ def hook_request(argv: list[str], payload: bytes, cwd: str, env: dict[str, str])
     pairs = ", ".join(f"{quoted(k)}: {quoted(v)}" for k, v in env.items())
     return (f'{{"op": "hook", "reply": "raw", "argv": [{", ".join(quoted(a) for a in argv)}], '
             f'"stdin": {quoted(payload.decode("utf-8", "surrogateescape"))}, "cwd": {quoted(cwd)}, '
-            f'"env": {{{pairs}}}}}\n').encode("utf-8")
+            f'"env": {{{pairs}}}}}\n').encode()
 
 
 def run_hook(argv: list[str], payload: bytes, timeout: float) -> str | None:

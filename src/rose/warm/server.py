@@ -138,7 +138,7 @@ class Warm:
         db, model = key
         with self.lock:
             seen = table.data_version()   # read before the version below: a commit after it is seen next time
-        fresh = VectorTable(Path(db), model)
+        fresh: Any = VectorTable(Path(db), model)   # becomes the old table once swapped: closed either way
         try:
             version = fresh.version()
             with self.lock:
