@@ -71,9 +71,18 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
     stores = layers.stores()
     notes: list[str] = []
     building: list[str] = []
+    from rose.warm import client
+
+    # inside the warm helper, the periodic full scan of unchanged folders (0.5 s of CPU at 50,000 lessons, every
+    # FULL_SCAN_EVERY_S) runs in its background instead of inside this prompt; new or removed files are still
+    # seen here at once (their folder's mtime changed)
+    background = client.BACKGROUND_SYNC if hot else None
     for store in stores:
         try:
-            report = store.sync(quick=hot, until=_parse_until(deadline) if hot else None)
+            report = store.sync(quick=hot, until=_parse_until(deadline) if hot else None,
+                                defer_scan=background is not None)
+            if report.scan_due and background is not None:
+                background(str(store.root), store.scope.value)
             if report.pending:
                 building.append(f"{store.scope.value} index building in the background: "
                                 f"{report.files - report.pending} of {report.files} lessons searchable")

@@ -224,6 +224,7 @@ class SyncReport:
     problems: list[tuple[str, str]] = field(default_factory=list)  # (relative path, reason)
     pending: int = 0      # files left for later by a bounded sync (`until`): new or changed, not yet parsed
     files: int = 0        # lesson files seen by the scan
+    scan_due: bool = False   # a quick sync with `defer_scan`: folders unchanged, the periodic full scan left to do
 
     @property
     def changed(self) -> bool:
@@ -435,18 +436,23 @@ class Index:
 
     # -- catching up with the files -------------------------------------------------------------------------
     def sync(self, nodes_dir: Path | Sequence[Path], parse: Callable[[Path], Node | tuple[Node, View]],
-             quick: bool = False, until: float | None = None) -> SyncReport:
+             quick: bool = False, until: float | None = None, defer_scan: bool = False) -> SyncReport:
         """Bring the index in line with the files under nodes_dir. Cheap when nothing changed: one stat a file.
 
         `quick` (the per-prompt path) first compares the folders' mtimes, which any add, delete or atomic save
         changes, and skips the per-file scan when they match and a full scan ran within FULL_SCAN_EVERY_S. An
-        in-place edit is then seen within that interval, or at once by any command or learner run.
+        in-place edit is then seen within that interval, or at once by any command or learner run. With
+        `defer_scan` (the warm helper, which runs the scan off the request) a due scan of unchanged folders is not
+        done here: the report says `scan_due`.
         """
         dirs = _dir_stamps(nodes_dir)
         if quick:
             meta = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN ('dirs', 'full_scan')"))
-            if meta.get("dirs") == dirs and time.time() - float(meta.get("full_scan", 0)) < FULL_SCAN_EVERY_S:
-                return SyncReport()  # unchanged; problems are reported by full scans (commands, doctor)
+            if meta.get("dirs") == dirs:
+                if time.time() - float(meta.get("full_scan", 0)) < FULL_SCAN_EVERY_S:
+                    return SyncReport()  # unchanged; problems are reported by full scans (commands, doctor)
+                if defer_scan:
+                    return SyncReport(scan_due=True)
         with self._transaction():  # one commit for the whole catch-up, not one per file
             return self._sync(nodes_dir, parse, until)
 

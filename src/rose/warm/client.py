@@ -40,6 +40,8 @@ MAX_SOCKET_PATH = 104                # bytes: sun_path holds 108 on Linux, 104 o
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # set inside the helper itself: recall there ranks in-process instead of calling itself
 LOCAL_DENSE: Callable[[dict[str, Any], str, list[str], int], dict[str, Any] | None] | None = None
+# ... and a store's periodic full scan (one stat per lesson file) runs in its background: (store root, scope)
+BACKGROUND_SYNC: Callable[[str, str], None] | None = None
 
 
 def __getattr__(name: str) -> Any:

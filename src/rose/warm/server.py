@@ -196,6 +196,22 @@ class Warm:
 WARM = Warm()
 
 
+def background_sync(root: str, scope: str) -> None:
+    """Used by recall inside the helper: a store's due full scan, in a thread of its own (one per store)."""
+    WARM._in_background(("sync", root), lambda: _full_sync(root, scope))
+
+
+def _full_sync(root: str, scope: str) -> None:
+    from rose.model import Scope
+    from rose.store import Store
+
+    store = Store(Path(root), Scope(scope))
+    try:
+        store.sync()
+    finally:
+        store.close()
+
+
 def local_dense(embed: dict[str, Any], query: str, dbs: list[str], k: int) -> dict[str, Any] | None:
     """Used by recall when it runs inside the helper: rank here, without a socket round trip to ourselves."""
     try:
@@ -292,6 +308,7 @@ def serve(sock: str) -> None:
     if lock is None:
         return  # another helper for this installation runs already
     client.LOCAL_DENSE = local_dense  # recall inside this process ranks here
+    client.BACKGROUND_SYNC = background_sync   # ... and leaves a due full scan to a thread
     # the imports the hook path needs, before the socket exists: a client meanwhile finds no socket and works
     # in-process at once, instead of waiting in the listen queue of a helper that is still importing
     import rose.hooks.entry
