@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Speed at scale: every figure of issue 15 at 1,000, 10,000 and 50,000 generated lessons, in one run.
 
-    .venv/bin/python bench/bench_scale.py [--sizes 1000,10000,50000] [--runs 5] [--src DIR]
+    .venv/bin/python bench/bench_scale.py [--sizes 1000,10000,50000] [--runs 5] [--src DIR] [--prompt-only]
+                                          [--stores DIR]
 
 Every figure is CPU time of the whole process tree that does the work: the command's own process (its rusage, read
 with wait4) AND the warm helper's CPU over the same moments (utime + stime from /proc/<pid>/stat, read before and
@@ -177,23 +178,23 @@ def wait_settled(bench: Bench, project: Path, env: dict[str, str]) -> None:
         time.sleep(1)
 
 
-def measure(bench: Bench, size: int) -> dict[str, float]:
+def measure(bench: Bench, size: int, prompt_only: bool = False, stores: Path | None = None) -> dict[str, float]:
     fig: dict[str, float] = {}
     project = bench.tmp / f"p{size}"
-    project.mkdir()
     bench.rss_kb = 0
-    start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", GENERATE, str(project / ".rose"), str(size)], env=bench.env,
-                         capture_output=True, check=True, cwd=REPO)
-    fig["bulk import lessons/s"] = size / float(out.stdout.decode().strip().splitlines()[-1])
-    print(f"  {size}: generated in {time.perf_counter() - start:.1f}s", file=sys.stderr, flush=True)
-    subprocess.run([sys.executable, "-m", "rose", "config", "set", "recall.selector", "hybrid"], cwd=project,
-                   env=bench.env, check=True, capture_output=True)
-    cpu, _wall, _ = bench.rose(["index"], project)   # the first build, with the vectors embedded
-    fig["index build (first) s"] = cpu
-    cpu, _, _ = bench.rose(["index", "--rebuild"], project)
-    fig["index rebuild s"] = cpu
-    print(f"  {size}: indexed", file=sys.stderr, flush=True)
+    kept = stores / f"p{size}" if stores is not None else None
+    if kept is not None and (kept / ".rose").is_dir():
+        # a store generated and indexed by an earlier run (--stores): the prompt figures without the build ones
+        shutil.copytree(kept, project, symlinks=True)
+        # the copy's folders have new mtimes: one sync now, as the build left it (else the first prompt measured
+        # would pay the full scan of every file that a fresh build had just done)
+        bench.rose(["index"], project)
+        print(f"  {size}: copied from {kept}", file=sys.stderr, flush=True)
+    else:
+        project.mkdir()
+        build(bench, project, size, fig)
+        if kept is not None:
+            shutil.copytree(project, kept, symlinks=True)
 
     off = {**bench.env, "ROSE_WARM_HELPER": "0"}
     fig["helper off"], fig["helper off (wall)"] = bench.median(lambda i: bench.prompt(project, off, i))
@@ -212,6 +213,10 @@ def measure(bench: Bench, size: int) -> dict[str, float]:
     fig["settle: median prompt (wall)"] = statistics.median(walls)
     wait_settled(bench, project, warm)
     fig["prompt (warm)"], fig["prompt (warm, wall)"] = bench.median(lambda i: bench.prompt(project, warm, i))
+    if prompt_only:
+        stop_helper(warm)
+        fig["peak RSS MB"] = bench.rss_kb / 1024
+        return fig
 
     for name, args in (("status", ["status"]), ("search", ["search", "redis cache ttl"]),
                        ("tree", ["tree"]), ("recall", ["recall", "--prompt", PROMPTS[0]]), ("list", ["list"])):
@@ -235,6 +240,22 @@ def measure(bench: Bench, size: int) -> dict[str, float]:
     stop_helper(fresh)
     fig["peak RSS MB"] = bench.rss_kb / 1024
     return fig
+
+
+def build(bench: Bench, project: Path, size: int, fig: dict[str, float]) -> None:
+    """Generate `size` lessons (bulk import), pick the hybrid selector, index them (first build, then a rebuild)."""
+    start = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", GENERATE, str(project / ".rose"), str(size)], env=bench.env,
+                         capture_output=True, check=True, cwd=REPO)
+    fig["bulk import lessons/s"] = size / float(out.stdout.decode().strip().splitlines()[-1])
+    print(f"  {size}: generated in {time.perf_counter() - start:.1f}s", file=sys.stderr, flush=True)
+    subprocess.run([sys.executable, "-m", "rose", "config", "set", "recall.selector", "hybrid"], cwd=project,
+                   env=bench.env, check=True, capture_output=True)
+    cpu, _wall, _ = bench.rose(["index"], project)   # the first build, with the vectors embedded
+    fig["index build (first) s"] = cpu
+    cpu, _, _ = bench.rose(["index", "--rebuild"], project)
+    fig["index rebuild s"] = cpu
+    print(f"  {size}: indexed", file=sys.stderr, flush=True)
 
 
 def notice_of(out: bytes) -> str:
@@ -283,7 +304,8 @@ def report(sizes: list[int], figs: dict[int, dict[str, float]], bare_cpu: float,
     if len(sizes) > 1 and figs[sizes[0]].get("add"):
         print(f"\nrose add, {sizes[-1]} / {sizes[0]} lessons: {figs[sizes[-1]]['add'] / figs[sizes[0]]['add']:.2f}")
     for s in sizes:
-        print(f"fresh clone notice at {s}: {figs[s].get('_notice') or '(none)'}")
+        if "_notice" in figs[s]:
+            print(f"fresh clone notice at {s}: {figs[s].get('_notice') or '(none)'}")
 
 
 def main() -> int:
@@ -292,6 +314,10 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--src", default=str(REPO / "src"), help="the src/ folder of the rose to measure")
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--prompt-only", action="store_true",
+                        help="only the prompt figures (helper off, first prompt, settle, warm prompt)")
+    parser.add_argument("--stores", help="keep each generated, indexed store in this folder and copy it from there "
+                                         "on the next run (the build figures are then not measured)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="rose-bench-scale-") as name:
@@ -301,7 +327,8 @@ def main() -> int:
         bare = [bench.run([sys.executable, "-c", "pass"], tmp, bench.env)[:2] for _ in range(max(9, args.runs))]
         try:
             for size in sizes:
-                figs[size] = measure(bench, size)
+                figs[size] = measure(bench, size, args.prompt_only,
+                                     Path(args.stores).resolve() if args.stores else None)
                 print(f"  {size}: done", file=sys.stderr, flush=True)
         finally:
             for folder in tmp.glob("sock*"):

@@ -35,3 +35,39 @@ def test_a_pycache_folder_open_to_others_is_not_used(project: Path, tmp_path: Pa
     os.chmod(runtime / f"rose-{os.getuid()}" / "pycache", 0o777)
     _hook(project, runtime)
     assert not list((runtime / f"rose-{os.getuid()}" / "pycache").rglob("*.pyc"))
+
+
+def test_a_hook_ends_without_the_interpreters_teardown_after_its_answer_is_flushed(monkeypatch) -> None:
+    import io
+    import sys
+
+    from rose import launcher
+    from rose.hooks import entry
+
+    events: list[object] = []
+
+    class Out(io.StringIO):
+        def flush(self) -> None:
+            events.append(("flushed", self.getvalue()))
+
+    class Ended(Exception):
+        pass
+
+    def exit_now(code: int) -> None:
+        events.append(("exit", code))
+        raise Ended
+
+    def hook_main(argv: list[str]) -> int:
+        sys.stdout.write('{"systemMessage": "answer"}')
+        return 0
+
+    monkeypatch.setattr(sys, "argv", ["rose", "hook", "claude", "UserPromptSubmit"])
+    monkeypatch.setattr(sys, "stdout", Out())
+    monkeypatch.setattr(sys, "stderr", Out())
+    monkeypatch.setattr(entry, "main", hook_main)
+    monkeypatch.setattr(launcher.os, "_exit", exit_now)
+    try:
+        launcher.main()
+    except Ended:
+        pass
+    assert events == [("flushed", '{"systemMessage": "answer"}'), ("flushed", ""), ("exit", 0)]

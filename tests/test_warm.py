@@ -184,7 +184,8 @@ def test_no_helper_is_started_when_they_are_switched_off(project: Path, tmp_path
 def test_the_client_imports_stay_lean() -> None:
     code = ("import sys; import rose.warm.client, rose.hooks.entry;"
             "heavy = [m for m in ('argparse', 'yaml', 'rose.store', 'rose.recall', 'rose.judge', 'subprocess',"
-            " 'dataclasses', 'sqlite3', 'pathlib', 'typing') if m in sys.modules]; assert not heavy, heavy")
+            " 'dataclasses', 'sqlite3', 'pathlib', 'typing', 'json', 're', 'enum', 'socket', 'rose.errors')"
+            " if m in sys.modules]; assert not heavy, heavy")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
 
@@ -234,11 +235,9 @@ def test_a_helper_that_runs_out_of_time_is_a_logged_skip(layers, monkeypatch) ->
     from rose.hooks import entry
     from rose.warm import client
 
-    def too_late(*_args, **_kwargs):
-        raise client.Timeout("no answer")
     monkeypatch.setenv("ROSE_WARM_HELPER", "1")
     monkeypatch.setattr(client, "socket_path", lambda: "/nonexistent/rose.sock")
-    monkeypatch.setattr(client, "request", too_late)
+    monkeypatch.setattr(client, "_exchange", lambda *_a, **_k: client._TIMED_OUT)   # took it, never answered
     monkeypatch.chdir(layers.cwd)
     payload = json.dumps({"session_id": "s1", "cwd": str(layers.cwd), "hook_event_name": "UserPromptSubmit",
                           "prompt": "hello"}).encode()
@@ -248,3 +247,43 @@ def test_a_helper_that_runs_out_of_time_is_a_logged_skip(layers, monkeypatch) ->
     events = [json.loads(line) for line in layers.project.events_path.read_text(encoding="utf-8").splitlines()]
     skips = [e for e in events if e["kind"] == "skip"]
     assert [e["hook"] for e in skips] == ["UserPromptSubmit"] and "warm helper" in skips[0]["reason"]
+
+
+def test_the_helper_runs_its_blas_on_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One query vector against one matrix per request: idle BLAS workers only spin (they doubled its CPU). The
+    setting is read when numpy loads, so it is in place before serve() runs, and the request's own environment
+    (what a child it starts inherits) is untouched by it."""
+    from rose import environment
+    from rose.warm import server
+
+    for name in server.ONE_THREAD:
+        monkeypatch.setenv(name, "4")   # recorded, so the test's end restores this process's own value
+        monkeypatch.delenv(name)
+    seen: dict[str, str | None] = {}
+
+    def serve(sock: str) -> None:
+        seen.update({name: os.environ.get(name) for name in server.ONE_THREAD})
+        with environment.using({"PATH": "/usr/bin"}, "/"):
+            seen["child"] = environment.child().get("OPENBLAS_NUM_THREADS")
+
+    monkeypatch.setattr(server, "serve", serve)
+    assert server.main(["/nonexistent/warm.sock"]) == 0
+    assert seen == {**server.ONE_THREAD, "child": None}
+
+
+def test_the_hook_request_written_by_hand_is_what_json_reads() -> None:
+    """The per-prompt client writes its request without json: every string must come back exactly."""
+    from rose.warm import client
+
+    tricky = ["plain", "", 'quo"te \\ back', "tab\tnew\nline\r\x00\x1f\x7f", "naïve ⋯ 日本 🌹", "\u2028\u2029",
+              "lone \udc80\udcff surrogates \ud800", "</script>"]
+    env = {k: v for k, v in zip(tricky, reversed(tricky))}
+    payload = b"prompt: \xff\xfe invalid utf-8 " + "🌹".encode()
+    line = client.hook_request(["claude", "UserPromptSubmit"], payload, tricky[4], env)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1   # one line: the helper reads it with readline
+    assert json.loads(line) == {"op": "hook", "reply": "raw", "argv": ["claude", "UserPromptSubmit"],
+                                "stdin": payload.decode("utf-8", "surrogateescape"), "cwd": tricky[4], "env": env}
+    for text in tricky:
+        assert json.loads(client.quoted(text)) == text
+    assert json.loads(client.timeout_notice(10)) == {
+        "systemMessage": "⋯ ROSE · recall ran out of time (10s): skipped this time"}

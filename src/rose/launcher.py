@@ -34,10 +34,22 @@ def main() -> int:
     if sys.argv[1:2] == ["hook"]:
         from rose.hooks.entry import main as hook_main
 
-        return hook_main(sys.argv[2:])
+        _end(hook_main(sys.argv[2:]))
     from rose.cli import main as cli_main
 
     return cli_main()
+
+
+def _end(code: int) -> None:
+    """A hook's answer is written and flushed: the process ends here, without the interpreter's teardown of every
+    module a hook that worked in-process imported (about a tenth of such a hook's CPU). Nothing is left to run: the
+    hook closes its stores, and work that outlives it is a detached process of its own."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):   # a closed pipe: the agent is gone, nothing more can reach it
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,23 @@ class VectorTable:
                                  (self.model,)).fetchone()
         return int(row[0]), int(row[1])
 
+    def changed(self) -> bool:
+        """Has anything been committed to the index since this table last checked? (free: no table is read)"""
+        return int(self._conn.execute("PRAGMA data_version").fetchone()[0]) != self._data_version
+
+    @property
+    def loaded_version(self) -> tuple[int, int]:
+        return self._version
+
+    def still_current(self, version: tuple[int, int], data_version: int) -> None:
+        """Another connection found `version` (read after `data_version` was read here): when it is the one this
+        table holds, the commits seen since changed no vector of its space, and the table stays as it is."""
+        if version == self._version:
+            self._data_version = data_version
+
+    def data_version(self) -> int:
+        return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
     def refresh(self) -> None:
         # data_version is free and changes on any commit by another connection; only then is the (table-scanning)
         # vector version worth asking, and only a changed vector version reloads the matrix
@@ -74,8 +91,11 @@ class VectorTable:
         self._dim = dim
         return bool(ids)
 
-    def rank(self, query: Sequence[float], k: int) -> list[tuple[str, float]]:
-        self.refresh()
+    def rank(self, query: Sequence[float], k: int, refresh: bool = True) -> list[tuple[str, float]]:
+        """The k best lessons for `query`; `refresh=False` ranks with the vectors loaded (the warm helper reloads a
+        changed table in the background, never inside a request)."""
+        if refresh:
+            self.refresh()
         np = self._np
         q = np.asarray(query, dtype=np.float32)
         if not self._rows or not self._layout(int(q.shape[0])):

@@ -10,14 +10,14 @@ reflector can never trigger reflectors.
 from __future__ import annotations
 
 import io
-import json
 import os
 import sys
 import threading
 
 from rose import envvars
-from rose.errors import RoseError
 from rose.hooks import BUDGET_S, MAX_PAYLOAD_BYTES, PROMPT_MARGIN_S, PROMPT_TIMEOUT_S
+
+# json and the error tree (enum) are imported where they are used: a prompt the warm helper answers needs neither
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib stay off the per-prompt path; annotations are strings here
@@ -87,6 +87,8 @@ def main(argv: list[str], stdin: BinaryIO | None = None, stdout: TextIO | None =
 
 def _overran(out: _Output, event_name: str, budget: float) -> None:
     """The watchdog: the hook ran past its budget. Say so, and end the process before the agent kills it."""
+    import json
+
     text = json.dumps({"systemMessage": f"⋯ ROSE · {_what(event_name)} ran out of time ({budget:.0f}s): skipped "
                                         "this time"}, ensure_ascii=False)
     if out.write(text):
@@ -96,6 +98,7 @@ def _overran(out: _Output, event_name: str, budget: float) -> None:
 
 def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, cwd: Path | None = None) -> None:
     """Parse, dispatch, and always write one valid JSON object: the fail-open boundary itself."""
+    import json
     from pathlib import Path
 
     from rose.hooks.adapters import Agent, PayloadError, parse
@@ -210,6 +213,9 @@ def _with_config_note(owner: Any, settings: Any, notice: str) -> str:
     if not settings.problems:
         return notice
     import hashlib
+    import json
+
+    from rose.errors import RoseError
 
     digest = hashlib.sha256("\n".join(p.line() for p in settings.problems).encode("utf-8", "replace")).hexdigest()
     marker = owner.root / "cache" / "config-notice.json"

@@ -97,9 +97,13 @@ class RankLists:
         return floors_for(self.dense_model)
 
 
-def lexical(stores: list[Store], query: str, depth: int = LEXICAL_DEPTH) -> list[tuple[Store, str, float]]:
-    """Plain BM25 hits of every store, best first (no evidence counted)."""
-    hits = [(s, node_id, score) for s in stores for node_id, score in s.index.search(query, limit=depth)]
+def lexical(stores: list[Store], query: str, depth: int = LEXICAL_DEPTH,
+            selective_only: bool = False) -> list[tuple[Store, str, float]]:
+    """Plain BM25 hits of every store, best first (no evidence counted). `selective_only`: each store is searched
+    for the query's words that are selective in it (Index.selective_words), the generic ones left out."""
+    hits = [(s, node_id, score) for s in stores
+            for node_id, score in s.index.search(" ".join(s.index.selective_words(query)) if selective_only
+                                                 else query, limit=depth)]
     hits.sort(key=lambda h: -h[2])
     return hits[:depth]
 

@@ -71,9 +71,18 @@ def recall(layers: Layers, prompt: str, *, session_id: str | None = None, settin
     stores = layers.stores()
     notes: list[str] = []
     building: list[str] = []
+    from rose.warm import client
+
+    # inside the warm helper, the periodic full scan of unchanged folders (0.5 s of CPU at 50,000 lessons, every
+    # FULL_SCAN_EVERY_S) runs in its background instead of inside this prompt; new or removed files are still
+    # seen here at once (their folder's mtime changed)
+    background = client.BACKGROUND_SYNC if hot else None
     for store in stores:
         try:
-            report = store.sync(quick=hot, until=_parse_until(deadline) if hot else None)
+            report = store.sync(quick=hot, until=_parse_until(deadline) if hot else None,
+                                defer_scan=background is not None)
+            if report.scan_due and background is not None:
+                background(str(store.root), store.scope.value)
             if report.pending:
                 building.append(f"{store.scope.value} index building in the background: "
                                 f"{report.files - report.pending} of {report.files} lessons searchable")
@@ -368,15 +377,18 @@ def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trac
     expanded = " ".join(dict.fromkeys(w for w in " ".join(seeds).split() if len(w) > 2))
     expanded = " ".join(expanded.split()[:SECOND_PASS_TERMS])
     exclude = {c.id for c in found} | {ch.id for ch in picked}
-    lexical = None
-    if hot and ran is not Selector.JUDGE and first is not None and first.evidence:
-        lexical = search.lexical(stores, expanded)
-        if not _may_serve(stores, lexical[:3], first, exclude):
-            # without a model only a top-3 lexical hit of this query that holds a selective prompt word is served:
-            # none of them does, so the dense query and the fusion would choose nothing (the prompt path skips them)
-            trace["second_pass"] = {"query": expanded[:500], "candidates": [],
-                                    "skipped": "no top-3 hit holds a selective word of the prompt"}
-            return []
+    # the lexical query holds the expansion's selective words only: titles share generic words ("always", "check")
+    # with thousands of lessons, which made this query most of a prompt's cost at 50,000 lessons, and alone they
+    # are no evidence (bench/bench_retrieval.py end to end: recall .839 -> .836, precision .455 -> .453, served
+    # and off-topic unchanged); the dense query reads the whole expansion
+    lexical = search.lexical(stores, expanded, selective_only=True)
+    if hot and ran is not Selector.JUDGE and first is not None and first.evidence \
+            and not _may_serve(stores, lexical[:3], first, exclude):
+        # without a model only a top-3 lexical hit of this query that holds a selective prompt word is served:
+        # none of them does, so the dense query and the fusion would choose nothing (the prompt path skips them)
+        trace["second_pass"] = {"query": expanded[:500], "candidates": [],
+                                "skipped": "no top-3 hit holds a selective word of the prompt"}
+        return []
     lists = rank_lists(stores, expanded, settings, hot, deadline, evidence=False, lexical=lexical)
     fresh = search.fuse(stores, lists, rs, exclude=exclude)[:DISCLOSURE_MAX * 2]
     for c in fresh:

@@ -333,15 +333,19 @@ class Store:
         self._usage_stamp, self._usage_offset = stamp, offset
         return changed
 
-    def sync(self, quick: bool = False, until: float | None = None) -> SyncReport:
+    def sync(self, quick: bool = False, until: float | None = None, defer_scan: bool = False) -> SyncReport:
         """Catch the index up with hand-edited, added or deleted files and with usage.jsonl (a pull changes it);
         regenerate index.md if anything moved. `quick` is for the per-prompt path (see Index.sync): it never
         folds the usage log (recency may lag a pull until the next command or learner run). `until` (a
         time.monotonic() value) bounds the parsing: what is left (`report.pending`, a fresh clone's unbuilt index)
-        is indexed by a detached job (rose.store.build), one per store, while prompts serve what is indexed."""
+        is indexed by a detached job (rose.store.build), one per store, while prompts serve what is indexed.
+        `defer_scan`: see Index.sync (the caller runs a due periodic scan elsewhere)."""
         if not quick:
             self._catch_up_usage()
-        report = self.index.sync(self.record_dirs, self._parse_for_index, quick=quick, until=until)
+        report = self.index.sync(self.record_dirs, self._parse_for_index, quick=quick, until=until,
+                                 defer_scan=defer_scan)
+        if report.scan_due:
+            return report
         if report.pending:
             from rose.store import build
 

@@ -16,17 +16,15 @@ path, starts one (detached, ROSE_CHILD=1) for the next prompt.
 """
 from __future__ import annotations
 
-import json
-import os
-import socket
+import _socket   # the C module under `socket`: its Python layer (enums of every constant, selectors) and json's
+import os        # (its regular expressions) were a third of this hook's own CPU; a prompt needs neither
 import stat
 import struct
 import sys
 import time
 import zlib
 
-from rose import envvars  # leaf modules, no imports of their own beyond the stdlib
-from rose.errors import HelperTimeout
+from rose import envvars  # a leaf module, no imports of its own beyond the stdlib
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported on the per-prompt path
@@ -42,9 +40,21 @@ MAX_SOCKET_PATH = 104                # bytes: sun_path holds 108 on Linux, 104 o
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # set inside the helper itself: recall there ranks in-process instead of calling itself
 LOCAL_DENSE: Callable[[dict[str, Any], str, list[str], int], dict[str, Any] | None] | None = None
+# ... and a store's periodic full scan (one stat per lesson file) runs in its background: (store root, scope)
+BACKGROUND_SYNC: Callable[[str, str], None] | None = None
 
 
-Timeout = HelperTimeout   # the name callers use: client.Timeout
+def __getattr__(name: str) -> Any:
+    """`client.Timeout` (rose.errors.HelperTimeout), loaded when first named: the error tree imports enum, which
+    the per-prompt hook does not need."""
+    if name == "Timeout":
+        from rose.errors import HelperTimeout
+
+        return HelperTimeout
+    raise AttributeError(name)
+
+
+_TIMED_OUT = object()   # _exchange's answer when a helper took the request and did not reply in time
 
 
 def helpers_allowed() -> bool:
@@ -131,22 +141,22 @@ def sibling(sock: str, suffix: str) -> str:
     return sock[: -len(".sock")] + suffix
 
 
-def peer_uid(conn: socket.socket) -> int | None:
+def peer_uid(conn: Any) -> int | None:
     """The uid of the process at the other end of a Unix socket (None where the platform cannot tell)."""
-    if not hasattr(socket, "SO_PEERCRED"):
+    if not hasattr(_socket, "SO_PEERCRED"):
         return None
-    raw = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    raw = conn.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, struct.calcsize("3i"))
     return struct.unpack("3i", raw)[1]
 
 
-def request(sock: str, message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
-    """One JSON line out, one JSON line back. None when no helper of ours is there (do the work here); raises
-    Timeout when one took the request and did not answer in time."""
+def _exchange(sock: str, line: bytes, timeout: float) -> bytes | object | None:
+    """One line out, one line back, to a helper of this user only. None when no such helper is there (do the work
+    here); _TIMED_OUT when one took the request and did not answer in time."""
     try:
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     except OSError:
         return None
-    with conn:
+    try:
         try:
             conn.settimeout(CONNECT_TIMEOUT_S)
             conn.connect(sock)
@@ -154,7 +164,7 @@ def request(sock: str, message: dict[str, Any], timeout: float) -> dict[str, Any
             if owner is not None and owner != _uid():
                 return None  # not our helper: never hand a prompt to another user's process
             conn.settimeout(timeout)
-            conn.sendall(json.dumps(message).encode() + b"\n")
+            conn.sendall(line)
         except OSError:
             return None
         chunks = []
@@ -167,14 +177,47 @@ def request(sock: str, message: dict[str, Any], timeout: float) -> dict[str, Any
                 if chunk.endswith(b"\n"):
                     break
         except TimeoutError:
-            raise Timeout() from None
+            return _TIMED_OUT
         except OSError:
             return None
+        return b"".join(chunks)
+    finally:
+        conn.close()
+
+
+def request(sock: str, message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+    """One JSON line out, one JSON line back. None when no helper of ours is there (do the work here); raises
+    Timeout when one took the request and did not answer in time."""
+    import json
+
+    data = _exchange(sock, json.dumps(message).encode() + b"\n", timeout)
+    if data is _TIMED_OUT:
+        from rose.errors import HelperTimeout
+
+        raise HelperTimeout()
+    if not isinstance(data, bytes):
+        return None
     try:
-        reply = json.loads(b"".join(chunks))
+        reply = json.loads(data)
     except ValueError:
         return None
     return reply if isinstance(reply, dict) and "error" not in reply else None
+
+
+_ESCAPES: dict[int, str] = {}
+
+
+def quoted(text: str) -> str:
+    """`text` as a JSON string, as json.loads reads it back (non-ASCII kept, control characters, quotes,
+    backslashes and lone surrogates escaped): the hook's request is written without importing json."""
+    if not _ESCAPES:
+        table = {c: f"\\u{c:04x}" for c in [*range(0x20), *range(0xD800, 0xE000)]}
+        table.update({0x22: '\\"', 0x5C: "\\\\"})
+        _ESCAPES.update(table)
+    return '"' + text.translate(_ESCAPES) + '"'
+
+
+RAW_REPLY = b"="   # a hook's reply line: this mark, then the hook's stdout as it is (one JSON object has no newline)
 
 
 def _open_private(path: str, flags: int) -> int:
@@ -214,8 +257,15 @@ def spawn(sock: str | None) -> bool:
 
 def timeout_notice(timeout: float) -> str:
     """The hook's answer when the helper took it and did not answer in time (the caller logs the skip)."""
-    return json.dumps({"systemMessage": f"⋯ ROSE · recall ran out of time ({timeout:.0f}s): skipped this time"},
-                      ensure_ascii=False)
+    return '{"systemMessage": ' + quoted(f"⋯ ROSE · recall ran out of time ({timeout:.0f}s): skipped this time") + "}"
+
+
+def hook_request(argv: list[str], payload: bytes, cwd: str, env: dict[str, str]) -> bytes:
+    """The `hook` request line, written by hand (see quoted): what json.dumps would write, read by json.loads."""
+    pairs = ", ".join(f"{quoted(k)}: {quoted(v)}" for k, v in env.items())
+    return (f'{{"op": "hook", "reply": "raw", "argv": [{", ".join(quoted(a) for a in argv)}], '
+            f'"stdin": {quoted(payload.decode("utf-8", "surrogateescape"))}, "cwd": {quoted(cwd)}, '
+            f'"env": {{{pairs}}}}}\n').encode()
 
 
 def run_hook(argv: list[str], payload: bytes, timeout: float) -> str | None:
@@ -224,17 +274,13 @@ def run_hook(argv: list[str], payload: bytes, timeout: float) -> str | None:
     sock = socket_path()
     if sock is None:
         return None
-    message = {"op": "hook", "argv": argv, "stdin": payload.decode("utf-8", "surrogateescape"),
-               "cwd": os.getcwd(), "env": dict(os.environ)}
-    try:
-        reply = request(sock, message, timeout)
-    except Timeout:
+    data = _exchange(sock, hook_request(argv, payload, os.getcwd(), dict(os.environ)), timeout)
+    if data is _TIMED_OUT:
         return timeout_notice(timeout)
-    if reply is None:
-        spawn(sock)
+    if not isinstance(data, bytes) or not data.startswith(RAW_REPLY) or not data.endswith(b"\n"):
+        spawn(sock)   # no helper, or one that could not run it (its error reply): here, and a helper for next time
         return None
-    out = reply.get("stdout")
-    return out if isinstance(out, str) else None
+    return data[len(RAW_REPLY):-1].decode("utf-8", "surrogateescape")
 
 
 def embed_spec(es: Any) -> dict[str, Any]:
@@ -249,9 +295,11 @@ def dense(embed: dict[str, Any], query: str, dbs: list[str], k: int,
     sock = socket_path()
     if sock is None:
         return None
+    from rose.errors import HelperTimeout
+
     try:
         return request(sock, {"op": "dense", "embed": embed, "query": query, "dbs": dbs, "k": k}, timeout)
-    except Timeout:
+    except HelperTimeout:
         return None
 
 
@@ -261,8 +309,10 @@ def catch_up(embed: dict[str, Any], dbs: list[str], timeout: float = CONNECT_TIM
     sock = socket_path()
     if sock is None or not helpers_allowed():
         return False
+    from rose.errors import HelperTimeout
+
     try:
         reply = request(sock, {"op": "catch_up", "embed": embed, "dbs": dbs}, timeout)
-    except Timeout:
+    except HelperTimeout:
         return False
     return bool(reply and reply.get("started"))

@@ -31,6 +31,11 @@ MAX_REQUEST_BYTES = 16 * 1024 * 1024
 CATCH_UP_EVERY_S = 10.0   # how often a store is checked for lessons without a vector (the hooks sync the files)
 CODE_CHECK_EVERY_S = 10.0  # how often the helper checks whether rose's code changed under it (then it exits, and
                            # the next prompt starts a helper with the new code)
+# A request ranks one query vector against one matrix: a multi-threaded BLAS gains nothing there, and its idle
+# worker threads spin after every product, which doubled the helper's CPU per prompt (bench/bench_scale.py). Read
+# by the BLAS libraries once, when numpy loads, so set before it does; a request's own work (and anything it
+# starts) runs in the caller's environment (rose.environment), not in this one.
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 Warming = errors.Warming   # the model or a vector table is still loading: lexical results now, never a wait
@@ -116,11 +121,41 @@ class Warm:
                 if table is None:
                     ranks[db] = []
                     continue
-                ranks[db] = table.rank(qvec, k)
+                if table.changed():   # a write since: checked, and reloaded if its vectors changed, off the request
+                    self._in_background(("reload", *table_key), lambda t=table, key=table_key: self._reload(key, t))
+                ranks[db] = table.rank(qvec, k, refresh=False)   # meanwhile the vectors it has serve
                 if time.monotonic() - self.checked.get(table_key, 0.0) > CATCH_UP_EVERY_S:
                     self.checked[table_key] = time.monotonic()
                     self.catch_up(db, embedder)
         return ranks
+
+    def _reload(self, key: tuple[str, str], table: Any) -> None:
+        """A table whose index was written to: when its vectors changed, a new table is read and laid out on its own
+        connection and swapped in whole; until then requests rank with the old one (at 50,000 lessons a reload is
+        a few hundred milliseconds, which a request used to wait for)."""
+        from rose.embed.dense import VectorTable
+
+        db, model = key
+        with self.lock:
+            seen = table.data_version()   # read before the version below: a commit after it is seen next time
+        fresh: Any = VectorTable(Path(db), model)   # becomes the old table once swapped: closed either way
+        try:
+            version = fresh.version()
+            with self.lock:
+                table.still_current(version, seen)
+                if version == table.loaded_version:
+                    return   # the commits changed no vector of this space: nothing to reload
+            embedder = next((e for e in self.embedders.values() if e is not None and e.name == model), None)
+            if embedder is None:
+                return
+            with self.lock:
+                [probe] = embedder.embed(["warm"])
+            fresh.rank(probe, 1)   # reads the vectors and lays the matrix out, here
+            with self.lock:
+                if self.tables.get(key) is table:
+                    self.tables[key], fresh = fresh, table   # the old one is closed below
+        finally:
+            fresh.close()
 
     def catch_up_now(self, embed: dict[str, Any], dbs: list[str]) -> bool:
         """Embed what these indexes lack, in the background (a `rose add` asks, so its process loads no model).
@@ -161,6 +196,22 @@ class Warm:
 WARM = Warm()
 
 
+def background_sync(root: str, scope: str) -> None:
+    """Used by recall inside the helper: a store's due full scan, in a thread of its own (one per store)."""
+    WARM._in_background(("sync", root), lambda: _full_sync(root, scope))
+
+
+def _full_sync(root: str, scope: str) -> None:
+    from rose.model import Scope
+    from rose.store import Store
+
+    store = Store(Path(root), Scope(scope))
+    try:
+        store.sync()
+    finally:
+        store.close()
+
+
 def local_dense(embed: dict[str, Any], query: str, dbs: list[str], k: int) -> dict[str, Any] | None:
     """Used by recall when it runs inside the helper: rank here, without a socket round trip to ourselves."""
     try:
@@ -182,24 +233,31 @@ class _Handler(socketserver.StreamRequestHandler):
         if owner is not None and owner != os.getuid():
             return  # another user's process: not a word back
         self.server.last_request = time.monotonic()  # type: ignore[attr-defined]
+        from rose.warm.client import RAW_REPLY
+
         try:
             message = json.loads(self.rfile.readline(MAX_REQUEST_BYTES))
+            if message.get("op") == "hook" and message.get("reply") == "raw":   # the lean client: no json there
+                self.wfile.write(RAW_REPLY + self._hook(message).encode("utf-8", "surrogateescape") + b"\n")
+                return
             if message.get("op") == "dense":
                 reply: dict[str, Any] = {"ranks": WARM.rank(message["embed"], str(message["query"]),
                                                             list(message["dbs"]), int(message.get("k", 50)))}
             elif message.get("op") == "catch_up":
                 reply = {"started": WARM.catch_up_now(message["embed"], list(message["dbs"]))}
             elif message.get("op") == "hook":
-                env = message.get("env")
-                reply = {"stdout": _run_hook(list(message["argv"]), str(message["stdin"]),
-                                             str(message.get("cwd") or "/"),
-                                             {str(k): str(v) for k, v in env.items()} if isinstance(env, dict)
-                                             else dict(os.environ))}
+                reply = {"stdout": self._hook(message)}
             else:
                 reply = {"error": f"unknown op {message.get('op')!r}"}
         except Exception as exc:  # noqa: BLE001 - the client falls back to doing the work itself
             reply = {"error": f"{type(exc).__name__}: {exc}"}
         self.wfile.write(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
+
+    @staticmethod
+    def _hook(message: dict[str, Any]) -> str:
+        env = message.get("env")
+        return _run_hook(list(message["argv"]), str(message["stdin"]), str(message.get("cwd") or "/"),
+                         {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else dict(os.environ))
 
 
 def _run_hook(argv: list[str], stdin: str, cwd: str, env: dict[str, str]) -> str:
@@ -250,6 +308,7 @@ def serve(sock: str) -> None:
     if lock is None:
         return  # another helper for this installation runs already
     client.LOCAL_DENSE = local_dense  # recall inside this process ranks here
+    client.BACKGROUND_SYNC = background_sync   # ... and leaves a due full scan to a thread
     # the imports the hook path needs, before the socket exists: a client meanwhile finds no socket and works
     # in-process at once, instead of waiting in the listen queue of a helper that is still importing
     import rose.hooks.entry
@@ -311,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) != 1:
         print("usage: python -m rose.warm.server SOCKET", file=sys.stderr)
         return 2
+    os.environ.update(ONE_THREAD)   # before anything loads numpy
     serve(argv[0])
     return 0
 
