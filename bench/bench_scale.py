@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Speed at scale: every figure of issue 15 at 1,000, 10,000 and 50,000 generated lessons, in one run.
 
-    .venv/bin/python bench/bench_scale.py [--sizes 1000,10000,50000] [--runs 5] [--src DIR]
+    .venv/bin/python bench/bench_scale.py [--sizes 1000,10000,50000] [--runs 5] [--src DIR] [--only commands]
 
 Every figure is CPU time of the whole process tree that does the work: the command's own process (its rusage, read
 with wait4) AND the warm helper's CPU over the same moments (utime + stime from /proc/<pid>/stat, read before and
@@ -20,7 +20,9 @@ are printed beside them (a prompt that blocks on a socket costs wall time, not C
   peak RSS            the largest of any command's and of the helper's (VmHWM)
 
 and the growth exponent of each figure over the sizes (least-squares slope of log figure on log size: 0 is flat,
-1 is linear). `--src DIR` measures another checkout's src/ (a "before" run from `git archive`).
+1 is linear). `--src DIR` measures another checkout's src/ (a "before" run from `git archive`). `--only commands`
+measures the store and the commands alone (bulk import, index build and rebuild, the inspection commands, add),
+skipping the prompt figures (helper off, first prompt, settle, fresh clone).
 """
 from __future__ import annotations
 
@@ -177,7 +179,7 @@ def wait_settled(bench: Bench, project: Path, env: dict[str, str]) -> None:
         time.sleep(1)
 
 
-def measure(bench: Bench, size: int) -> dict[str, float]:
+def measure(bench: Bench, size: int, prompts: bool = True) -> dict[str, float]:
     fig: dict[str, float] = {}
     project = bench.tmp / f"p{size}"
     project.mkdir()
@@ -195,23 +197,25 @@ def measure(bench: Bench, size: int) -> dict[str, float]:
     fig["index rebuild s"] = cpu
     print(f"  {size}: indexed", file=sys.stderr, flush=True)
 
-    off = {**bench.env, "ROSE_WARM_HELPER": "0"}
-    fig["helper off"], fig["helper off (wall)"] = bench.median(lambda i: bench.prompt(project, off, i))
-
-    # the first prompt of a session with no helper running, then the 8 prompts after the helper it started
     warm = {**bench.env, "TMPDIR": str(bench.tmp / f"sock{size}")}
     Path(warm["TMPDIR"]).mkdir()
-    fig["first prompt"], fig["first prompt (wall)"], _ = bench.prompt(project, warm, 0)
-    for _ in range(100):
-        if helper_pid(warm) is not None:
-            break
-        time.sleep(0.05)
-    helper = helper_pid(warm)
-    walls = [bench.prompt(project, warm, i)[1] for i in range(1, 9)]
-    fig["settle: helper CPU over 8 prompts s"] = cpu_of(helper)
-    fig["settle: median prompt (wall)"] = statistics.median(walls)
+    if prompts:
+        off = {**bench.env, "ROSE_WARM_HELPER": "0"}
+        fig["helper off"], fig["helper off (wall)"] = bench.median(lambda i: bench.prompt(project, off, i))
+
+        # the first prompt of a session with no helper running, then the 8 prompts after the helper it started
+        fig["first prompt"], fig["first prompt (wall)"], _ = bench.prompt(project, warm, 0)
+        for _ in range(100):
+            if helper_pid(warm) is not None:
+                break
+            time.sleep(0.05)
+        helper = helper_pid(warm)
+        walls = [bench.prompt(project, warm, i)[1] for i in range(1, 9)]
+        fig["settle: helper CPU over 8 prompts s"] = cpu_of(helper)
+        fig["settle: median prompt (wall)"] = statistics.median(walls)
     wait_settled(bench, project, warm)
-    fig["prompt (warm)"], fig["prompt (warm, wall)"] = bench.median(lambda i: bench.prompt(project, warm, i))
+    if prompts:
+        fig["prompt (warm)"], fig["prompt (warm, wall)"] = bench.median(lambda i: bench.prompt(project, warm, i))
 
     for name, args in (("status", ["status"]), ("search", ["search", "redis cache ttl"]),
                        ("tree", ["tree"]), ("recall", ["recall", "--prompt", PROMPTS[0]]), ("list", ["list"])):
@@ -222,6 +226,9 @@ def measure(bench: Bench, size: int) -> dict[str, float]:
         lambda i: bench.rose(["add", f"Always pin the bench tool version {i} when the nightly job runs.",
                               "--scope", "project", "--family", "bench"], project, warm))
     stop_helper(warm)
+    fig["peak RSS MB"] = bench.rss_kb / 1024
+    if not prompts:
+        return fig
 
     # a fresh clone of a repository that commits its store: the lessons, no index.db
     clone = bench.tmp / f"clone{size}"
@@ -292,6 +299,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--src", default=str(REPO / "src"), help="the src/ folder of the rose to measure")
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--only", choices=["all", "commands"], default="all",
+                        help="commands: the store and command figures alone, no prompt figures")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="rose-bench-scale-") as name:
@@ -301,7 +310,7 @@ def main() -> int:
         bare = [bench.run([sys.executable, "-c", "pass"], tmp, bench.env)[:2] for _ in range(max(9, args.runs))]
         try:
             for size in sizes:
-                figs[size] = measure(bench, size)
+                figs[size] = measure(bench, size, prompts=args.only == "all")
                 print(f"  {size}: done", file=sys.stderr, flush=True)
         finally:
             for folder in tmp.glob("sock*"):

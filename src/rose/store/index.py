@@ -508,7 +508,12 @@ class Index:
         row = self.conn.execute("SELECT fold FROM usage WHERE node_id=?", (node_id,)).fetchone()
         return _state(row[0]) if row else None
 
-    def usage_states(self) -> dict[str, dict]:
+    def usage_states(self, containing: str = "") -> dict[str, dict]:
+        """Every node's folded usage; `containing`: only folds whose JSON holds this text (a key's name), so a
+        caller that wants one kind of record decodes only the folds that can have it."""
+        if containing:
+            return {r[0]: _state(r[1]) for r in self.conn.execute(
+                "SELECT node_id, fold FROM usage WHERE instr(fold, ?) > 0", (containing,))}
         return {r[0]: _state(r[1]) for r in self.conn.execute("SELECT node_id, fold FROM usage")}
 
     def rid_seen(self, rid: str) -> bool:
