@@ -139,7 +139,14 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE VIRTUAL TABLE cold_fts USING fts5(id UNINDEXED, title, tags, preview, tokenize = 'unicode61');
         UPDATE files SET mtime_ns = -1;
     """),
+    ("0010_facts_index", """
+        -- what `rose status`, `rose list` and retention sum, held in one narrow index in the order they group by:
+        -- their aggregates read it alone (no lesson row, no sort), ~10 ms at 50,000 lessons instead of ~150
+        CREATE INDEX nodes_facts ON nodes(scope, memory_type, family, level, status, origin, tokens,
+                                          heldout_passed, heldout_total, origin_rescues, trials, gaps);
+    """),
 ]
+SIGNATURES = "folder_signatures"   # meta key: each node folder's _folder_signature when it was last brought in line
 USAGE_MARK = "usage_log"   # meta key: how much of usage.jsonl is folded (offset, crc of it, and the file's stat)
 
 FULL_SCAN_EVERY_S = 120  # on the per-prompt path, a per-file scan at least this often (see Index.sync)
@@ -437,12 +444,55 @@ class Index:
 
     def _sync(self, nodes_dir: Path | Sequence[Path], parse: Callable[[Path], Node | tuple[Node, View]],
               until: float | None = None) -> SyncReport:
-        """`until` (a time.monotonic() value) bounds the parsing: files past it are counted as `pending`, left for
-        the next sync, and the scan is not marked complete (so a quick sync does not skip them)."""
+        """Every lesson file is stat-ed (an edit in place changes no folder), but a folder whose files' (name,
+        mtime, size) hash to what they did when it was last brought in line is skipped without reading one row of
+        it (see _folder_signature); only changed folders are compared file by file. `until` (a time.monotonic()
+        value) bounds the parsing: files past it are counted as `pending`, left for the next sync, and the scan is
+        not marked complete (so a quick sync does not skip them)."""
         report = SyncReport()
-        known = {row[0]: (row[1], row[2], row[3]) for row in
-                 self.conn.execute("SELECT path, mtime_ns, size, problem FROM files")}
-        found = [hit for folder in _folders(nodes_dir) for hit in _scan(folder)]
+        listing = [hit for folder in _folders(nodes_dir) for hit in _scan_folders(folder)]
+        sigs = {prefix: _folder_signature(entries) for prefix, entries in listing}
+        before = self._signatures()
+        changed = [(prefix, entries) for prefix, entries in listing if before.get(prefix) != sigs[prefix]]
+        unchanged = {prefix for prefix, _entries in listing} - {prefix for prefix, _entries in changed}
+        known = self._known(prefix for prefix, _entries in changed)
+        rows = self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        if rows != len(known) + sum(len(entries) for prefix, entries in listing if prefix in unchanged):
+            # rows outside every folder seen (a folder gone, an index from before signatures): compare everything
+            changed, unchanged, known = listing, set(), self._known(None)
+        found = [(prefix + name, st) for prefix, entries in changed for name, st in entries]
+        report.problems += [(rel, why) for rel, why in self.problems() if rel[:rel.rfind("/") + 1] in unchanged]
+        self._reconcile(known, found, parse, report, until)
+        report.files = sum(len(entries) for _prefix, entries in listing)
+        if not report.pending:
+            self.conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                                  [("dirs", _dir_stamps(nodes_dir)), ("full_scan", str(time.time())),
+                                   (SIGNATURES, json.dumps(sigs, sort_keys=True))])
+        return report
+
+    def _signatures(self) -> dict[str, str]:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (SIGNATURES,)).fetchone()
+        try:
+            data = json.loads(row[0]) if row else {}
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _known(self, prefixes: Iterable[str] | None) -> dict[str, tuple[int, int, str | None]]:
+        """The files table's rows, (mtime_ns, size, problem) by path: all of them, or those under these folders."""
+        sql = "SELECT path, mtime_ns, size, problem FROM files"
+        if prefixes is None:
+            return {r[0]: (r[1], r[2], r[3]) for r in self.conn.execute(sql)}
+        out: dict[str, tuple[int, int, str | None]] = {}
+        for prefix in prefixes:   # a range of the primary key: "nodes/cache/" up to "nodes/cache0" ("/" + 1)
+            out.update({r[0]: (r[1], r[2], r[3]) for r in self.conn.execute(
+                sql + " WHERE path >= ? AND path < ?", (prefix, prefix[:-1] + "0"))})
+        return out
+
+    def _reconcile(self, known: dict[str, tuple[int, int, str | None]], found: list[tuple[str, os.stat_result]],
+                   parse: Callable[[Path], Node | tuple[Node, View]], report: SyncReport,
+                   until: float | None) -> None:
+        """The rows of `known` brought in line with the files `found` (the same folders)."""
         seen = {rel for rel, _st in found}
         # files gone first: a file renamed (moved to or from the archive, or between family folders) is a new path
         # holding an id the index still has under its old path, which must not read as a duplicate id
@@ -470,11 +520,6 @@ class Index:
                 report.added += 1
             else:
                 report.updated += 1
-        report.files = len(seen)
-        if not report.pending:
-            self.conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                                  [("dirs", _dir_stamps(nodes_dir)), ("full_scan", str(time.time()))])
-        return report
 
     def _upsert_from_sync(self, node: Node, rel: str, st: os.stat_result, base: View | None = None) -> None:
         clash = self.conn.execute("SELECT path FROM nodes WHERE id=? AND path<>?", (node.id, rel)).fetchone()
@@ -915,8 +960,9 @@ def busy(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
-def _scan(nodes_dir: Path) -> Iterable[tuple[str, os.stat_result]]:
-    """(path relative to the store root, stat) of every node file; plain strings, since this runs per prompt."""
+def _scan_folders(nodes_dir: Path) -> Iterator[tuple[str, list[tuple[str, os.stat_result]]]]:
+    """("nodes/<family>/", [(file name, stat)]) for each folder of node files; plain strings, since this runs on
+    every command."""
     if not nodes_dir.is_dir():
         return
     top = nodes_dir.name
@@ -924,11 +970,20 @@ def _scan(nodes_dir: Path) -> Iterable[tuple[str, os.stat_result]]:
         for fam in families:
             if not fam.is_dir(follow_symlinks=False) or fam.name.startswith("."):
                 continue
-            prefix = f"{top}/{fam.name}/"
             with os.scandir(fam.path) as entries:
-                for entry in entries:
-                    if entry.name.endswith(".md") and not entry.name.startswith(".") and entry.is_file(follow_symlinks=False):
-                        yield prefix + entry.name, entry.stat()
+                yield f"{top}/{fam.name}/", [
+                    (entry.name, entry.stat()) for entry in entries
+                    if entry.name.endswith(".md") and not entry.name.startswith(".") and entry.is_file(follow_symlinks=False)]
+
+
+def _folder_signature(entries: list[tuple[str, os.stat_result]]) -> str:
+    """What a folder's files look like, as one hash of every (name, mtime, size): any file added, removed, renamed
+    or written (in place or by a rename) changes it, as it changes what the per-file comparison looks at. In the
+    order the folder lists them: a folder listed in another order only costs a comparison, never a missed edit."""
+    data = "".join([f"{name}\x00{st.st_mtime_ns}\x00{st.st_size}\n" for name, st in entries]).encode(
+        "utf-8", "surrogatepass")
+    # two independent checksums and the length (a change detector, not a MAC; hashlib costs 4 ms to import)
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
 
 
 def _folders(dirs: Path | Sequence[Path]) -> list[Path]:
