@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 from rose.store import Layers, Store
 from rose.store import events as event_log
@@ -308,29 +308,45 @@ class TreeLine:
     gaps: int = 0
 
 
+class _TreeRow(NamedTuple):
+    """What the tree draws of a lesson's index row (not the whole IndexRow: 50,000 of them, at scale)."""
+
+    id: str
+    level: int
+    status: str
+    title: str
+    family: str
+    parents: list[str]
+    derived_from: list[str]
+    dropped: int
+    heldout_passed: int
+    heldout_total: int
+    gaps: int
+
+
 def tree(layers: Layers, family: str | None = None) -> list[TreeLine]:
     """Depth-first from the apexes down `derived_from`, so each lesson appears under every parent it has."""
-    rows: dict[str, tuple[IndexRow, str]] = {}
+    rows: dict[str, tuple[_TreeRow, str]] = {}
     stores = layers.require_any()
     for store in stores:
         store.sync()
-        for r in store.rows():
-            if family is None or r.family == family:
-                rows.setdefault(r.id, (r, store.scope.value))
+        for r in store.index.select(_TreeRow._fields, "family = ?" if family is not None else "",
+                                    (family,) if family is not None else ()):
+            row = _TreeRow._make(r)
+            rows.setdefault(row.id, (row, store.scope.value))
     manifests: dict[str, list[dict[str, Any]]] = {}
     more: dict[str, dict[str, Any]] = {}
     for store in stores:
         wanted = [node_id for node_id, (row, _scope) in rows.items()
                   if (row.dropped or row.level or row.status == "demoted") and node_id not in more]
         kept = store.index.manifests(wanted)   # from the index: no lesson file is parsed (50,000 of them, at scale)
-        facts = {r[0]: r[1:] for r in store.index.conn.execute(
-            "SELECT id, heldout_passed, heldout_total, gaps FROM nodes")} if kept else {}
         for node_id in wanted:
-            if node_id in kept and node_id in facts:
+            if node_id in kept:
                 dropped, trials = kept[node_id]
-                passed, total, gaps = facts[node_id]
+                row = rows[node_id][0]
                 manifests[node_id] = dropped
-                more[node_id] = {"heldout_passed": passed, "heldout_total": total, "trials": trials, "gaps": gaps}
+                more[node_id] = {"heldout_passed": row.heldout_passed, "heldout_total": row.heldout_total,
+                                 "trials": trials, "gaps": row.gaps}
             elif store.has(node_id):   # indexed before the index kept manifests: its file says
                 node = store.get(node_id)
                 manifests[node_id] = [c.to_dict() for c in node.dropped]

@@ -145,6 +145,14 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX nodes_facts ON nodes(scope, memory_type, family, level, status, origin, tokens,
                                           heldout_passed, heldout_total, origin_rescues, trials, gaps);
     """),
+    ("0011_clean_files", """
+        -- a lesson file whose text the redactor left unchanged, by path and a digest of the redactor's stamp and
+        -- the file's bytes (rose.store.store): re-indexing the same bytes under the same redactor skips redaction
+        CREATE TABLE clean_files (
+            path TEXT PRIMARY KEY,
+            digest BLOB NOT NULL
+        ) WITHOUT ROWID;
+    """),
 ]
 SIGNATURES = "folder_signatures"   # meta key: each node folder's _folder_signature when it was last brought in line
 USAGE_MARK = "usage_log"   # meta key: how much of usage.jsonl is folded (offset, crc of it, and the file's stat)
@@ -203,6 +211,10 @@ def _json_list(text: str) -> list:
 _ROW_COLUMNS = tuple(f.name for f in fields(IndexRow))
 _ROW_DECODE: dict[str, Callable[[Any], Any]] = {"tags": str.split, "parents": _json_list,
                                                "derived_from": _json_list, "patches": _json_list, "cold": bool}
+
+
+# columns a reader may select beside IndexRow's own (rose tree draws them)
+_FACT_COLUMNS = frozenset({"heldout_passed", "heldout_total", "gaps"})
 
 
 def _same(value: Any) -> Any:
@@ -546,7 +558,24 @@ class Index:
             for table in ("nodes", "nodes_fts", "cold_fts", "files"):
                 self.conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
             self.conn.execute("DELETE FROM meta WHERE key <> ?", (USAGE_MARK,))  # usage has its own reset
-            return self._sync(nodes_dir, parse)
+            # clean_files stays: a digest of the same bytes under the same redactor is as true as it was
+            report = self._sync(nodes_dir, parse)
+            self.conn.execute("DELETE FROM clean_files WHERE path NOT IN (SELECT path FROM files)")
+            return report
+
+    # -- files known to need no redaction (rose.store.store._parse_for_index) ---------------------------------
+    def is_clean(self, rel_path: str, digest: bytes) -> bool:
+        return self.conn.execute("SELECT 1 FROM clean_files WHERE path = ? AND digest = ?",
+                                 (rel_path, digest)).fetchone() is not None
+
+    def mark_clean(self, rel_path: str, digest: bytes | None) -> None:
+        """Record (or, with None, forget) that this file's bytes needed no redaction."""
+        with self._transaction():
+            if digest is None:
+                self.conn.execute("DELETE FROM clean_files WHERE path = ?", (rel_path,))
+            else:
+                self.conn.execute("INSERT OR REPLACE INTO clean_files(path, digest) VALUES (?, ?)",
+                                  (rel_path, digest))
 
     # -- usage (rose.store.usage) ---------------------------------------------------------------------------
     def usage_state(self, node_id: str) -> dict | None:
@@ -765,6 +794,26 @@ class Index:
         sql += " ORDER BY family, level DESC, id"
         return [IndexRow(**{name: _ROW_DECODE.get(name, _same)(value) for name, value in zip(_ROW_COLUMNS, r)})
                 for r in self.conn.execute(sql, tuple(params))]
+
+    def select(self, columns: Sequence[str], where: str = "", params: Iterable[object] = ()) -> list[tuple]:
+        """Some of IndexRow's columns of every row (or of those `where` picks), decoded as IndexRow's are, as tuples in
+        rows()'s order: a command that draws every lesson at 50,000 reads only what it draws."""
+        unknown = set(columns) - set(_ROW_COLUMNS) - _FACT_COLUMNS
+        if unknown:
+            raise ValueError(f"not a column of the index's rows: {sorted(unknown)}")
+        sql = f"SELECT {', '.join(columns)} FROM nodes"  # noqa: S608 - names checked above
+        if where:
+            sql += " WHERE " + where
+        sql += " ORDER BY family, level DESC, id"
+        out: list[Any] = self.conn.execute(sql, tuple(params)).fetchall()
+        decode = [(i, _ROW_DECODE[name]) for i, name in enumerate(columns) if name in _ROW_DECODE]
+        if decode:
+            for k, raw in enumerate(out):
+                row = list(raw)
+                for i, fn in decode:
+                    row[i] = fn(row[i])
+                out[k] = tuple(row)
+        return out
 
     def rows_by_id(self, ids: Iterable[str]) -> dict[str, IndexRow]:
         ids = list(dict.fromkeys(ids))

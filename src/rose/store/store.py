@@ -171,28 +171,74 @@ def family_slug(name: str) -> str:
 def redact_node(node: Node) -> Node:
     """Redact every field of a node that can carry text, in place: what a folder is named after (family) and what
     index.md lists (tags) included. Returns the node."""
+    _redact_meaning(node)
+    _redact_usage_text(node)
+    return node
+
+
+def _redact_meaning(node: Node) -> bool:
+    """The fields a node file holds (its meaning, rose.store.usage.meaning), redacted in place; returns whether the
+    redactor changed any of them."""
     from rose.redact import redact, redact_data
 
-    node.family = redact(node.family)
-    node.title = redact(node.title)
-    node.gist = redact(node.gist)
-    node.body = redact(node.body)
-    node.conflict = redact(node.conflict)
-    node.tags = [redact(t) for t in node.tags]
-    node.evidence = [redact(e) for e in node.evidence]
-    node.quotes = {redact(k): redact(v) for k, v in node.quotes.items()}
-    node.preserve = [redact(p) for p in node.preserve]
-    node.gaps = [redact(g) for g in node.gaps]
+    changed = False
+
+    def r(text: str) -> str:
+        nonlocal changed
+        out = redact(text)
+        changed = changed or out != text
+        return out
+
+    node.family = r(node.family)
+    node.title = r(node.title)
+    node.gist = r(node.gist)
+    node.body = r(node.body)
+    node.conflict = r(node.conflict)
+    node.tags = [r(t) for t in node.tags]
+    node.evidence = [r(e) for e in node.evidence]
+    node.quotes = {r(k): r(v) for k, v in node.quotes.items()}
+    for claim in node.dropped:
+        claim.claim = r(claim.claim)
+    for trial in node.trials:
+        trial.attached = [r(a) for a in trial.attached]
+        trial.claims = [r(c) for c in trial.claims]
+        trial.queue = [[r(q) for q in entry] for entry in trial.queue]
+    extra = redact_data(node.extra)
+    changed = changed or extra != node.extra
+    node.extra = extra
+    return changed
+
+
+_CLEAN_STAMP: list[bytes] = []
+
+
+def _clean_stamp() -> bytes:
+    """What decides whether a file's bytes need redaction: the redactor (its rules_stamp) and the code that turns
+    bytes into fields (rose.model, rose.store.frontmatter), so an upgrade of either redacts every file again."""
+    if not _CLEAN_STAMP:
+        import hashlib
+
+        from rose import model
+        from rose.redact import rules_stamp
+        from rose.store import frontmatter
+
+        digest = hashlib.blake2b(rules_stamp(), digest_size=16)
+        for module in (model, frontmatter):
+            digest.update(Path(str(module.__file__)).read_bytes())
+        _CLEAN_STAMP.append(digest.digest())
+    return _CLEAN_STAMP[0]
+
+
+def _redact_usage_text(node: Node) -> None:
+    """The text fields a node gets from the usage log (rose.store.usage), redacted in place."""
+    from rose.redact import redact
+
+    if node.preserve:
+        node.preserve = [redact(p) for p in node.preserve]
+    if node.gaps:
+        node.gaps = [redact(g) for g in node.gaps]
     if node.spans is not None:
         node.spans = [redact(x) for x in node.spans]
-    for claim in node.dropped:
-        claim.claim = redact(claim.claim)
-    for trial in node.trials:
-        trial.attached = [redact(a) for a in trial.attached]
-        trial.claims = [redact(c) for c in trial.claims]
-        trial.queue = [[redact(q) for q in entry] for entry in trial.queue]
-    node.extra = redact_data(node.extra)
-    return node
 
 
 def _why(node: Node) -> str:
@@ -304,9 +350,10 @@ class Store:
         return node
 
     # -- nodes: reading --------------------------------------------------------------------------------------
-    def read_node_file(self, path: Path) -> Node:
+    def read_node_file(self, path: Path, data: bytes | None = None) -> Node:
+        """`data`: the file's bytes, when the caller has read them already."""
         try:
-            text = path.read_bytes().decode("utf-8")  # bytes: keep \r\n in bodies exactly as written
+            text = (path.read_bytes() if data is None else data).decode("utf-8")  # bytes: keep \r\n exactly
         except UnicodeDecodeError:
             raise CorruptFile(path, "not valid UTF-8 text") from None
         from rose.store.frontmatter import parse_node  # PyYAML loads only when a file is actually parsed
@@ -316,10 +363,10 @@ class Store:
         except ValueError as exc:
             raise CorruptFile(path, str(exc)) from None
 
-    def _load(self, path: Path, *, meaning: bool = False) -> tuple[Node, _OnDisk]:
+    def _load(self, path: Path, *, meaning: bool = False, data: bytes | None = None) -> tuple[Node, _OnDisk]:
         """A node file with its usage folded in (the index's fold must be current), and what the file itself says
         (its meaning only when asked: a read-modify-write compares it, a read does not need it)."""
-        node = self.read_node_file(path)
+        node = self.read_node_file(path, data)
         disk = _OnDisk(usage.meaning(node) if meaning else {}, node.body, usage.view_of(node))
         if archive.is_cold_path(self._rel(path)) and node.status is not Status.ARCHIVED:
             node.archived_from, node.status = node.status, Status.ARCHIVED
@@ -336,12 +383,25 @@ class Store:
     def _parse_for_index(self, path: Path) -> tuple[Node, usage.View]:
         """A file for the index: parsed, usage folded, then redacted, so a secret written into a lesson by hand
         never reaches index.db, index.md or a model (the file itself is the user's and is left as it is). With it,
-        the usage an old file itself holds (the row is recomputed from it when only the log changes)."""
+        the usage an old file itself holds (the row is recomputed from it when only the log changes).
+
+        Redaction is most of a rebuild's time (about 1 ms a lesson), and most files hold nothing to redact: a file
+        whose fields the redactor left unchanged is recorded by a digest of the redactor's stamp and its bytes
+        (Index.mark_clean), and the same bytes under the same redactor are not redacted again. The text a node
+        takes from the usage log is redacted every time."""
+        import hashlib
+
+        data = path.read_bytes()
+        rel = self._rel(path)
+        digest = hashlib.blake2b(_clean_stamp() + data, digest_size=16).digest()
         try:
-            node, disk = self._load(path)
+            node, disk = self._load(path, data=data)
         except CorruptFile as exc:
             raise ValueError(exc.reason) from None
-        return redact_node(node), _redacted(disk.base)
+        if not self.index.is_clean(rel, digest):
+            self.index.mark_clean(rel, None if _redact_meaning(node) else digest)
+        _redact_usage_text(node)
+        return node, _redacted(disk.base)
 
     def _catch_up_usage(self, *, trusted: bool = False) -> set[str]:
         """Fold what usage.jsonl gained into the index, rows included (one stat when the log has not changed since
