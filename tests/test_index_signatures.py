@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-from pathlib import Path
 
 from rose import report
 from rose.model import Node, Scope
