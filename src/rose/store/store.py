@@ -229,6 +229,13 @@ def _clean_stamp() -> bytes:
     return _CLEAN_STAMP[0]
 
 
+def _clean_digest(data: bytes) -> bytes:
+    """A node file's bytes under this redactor and parser: the key of Index.is_clean / mark_clean."""
+    import hashlib
+
+    return hashlib.blake2b(_clean_stamp() + data, digest_size=16).digest()
+
+
 def _redact_usage_text(node: Node) -> None:
     """The text fields a node gets from the usage log (rose.store.usage), redacted in place."""
     from rose.redact import redact
@@ -389,11 +396,9 @@ class Store:
         whose fields the redactor left unchanged is recorded by a digest of the redactor's stamp and its bytes
         (Index.mark_clean), and the same bytes under the same redactor are not redacted again. The text a node
         takes from the usage log is redacted every time."""
-        import hashlib
-
         data = path.read_bytes()
         rel = self._rel(path)
-        digest = hashlib.blake2b(_clean_stamp() + data, digest_size=16).digest()
+        digest = _clean_digest(data)
         try:
             node, disk = self._load(path, data=data)
         except CorruptFile as exc:
@@ -586,10 +591,13 @@ class Store:
                                  else archive.op_line("restore", node.id, because))
         else:
             if rewrite:
+                text = render_node(node, meaning)
                 if self._batch is not None:
-                    st = self._batch.write_text(path, render_node(node, meaning))
+                    st = self._batch.write_text(path, text)
                 else:
-                    write_text_atomic(path, render_node(node, meaning))
+                    write_text_atomic(path, text)
+                # written from redacted fields (redaction is idempotent): these bytes are clean under this redactor
+                self.index.mark_clean(rel, _clean_digest(text.encode("utf-8", "surrogatepass")))
             if moved and old_rel:  # the family changed: the old file goes, the new one is the node
                 if self._batch is not None:
                     self._batch.unlink_after(self.root / old_rel)
