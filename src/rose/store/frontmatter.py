@@ -5,6 +5,7 @@ dumper so quotes, colons, backslashes, newlines, YAML-looking text and non-ASCII
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -27,6 +28,140 @@ def dump_yaml(data: Any) -> str:
 
 def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - the C *safe* loader
+
+
+# -- the layout rose's own dumper writes, read without PyYAML's constructors ---------------------------------------
+# PyYAML builds a Python object per scalar (about 0.2 ms a lesson's frontmatter, most of a rebuild). The block layout
+# dump_yaml writes (`key: scalar`, `key:` over a nested block, `- item` sequences at the key's own indent, `[]`, `{}`,
+# single-quoted scalars) is read here line by line instead; the value of every plain scalar is decided by PyYAML's own
+# resolver, and whatever is not certain (another layout, a comment, a flow collection, a multi-line, escaped or
+# anchored scalar, a timestamp, a key used twice) is handed to PyYAML whole. tests/test_frontmatter_fast.py holds the
+# two readers equal on what rose writes and on hostile text.
+class _Unsure(Exception):
+    """Not certainly the layout this reader knows: PyYAML reads the text instead."""
+
+
+_RESOLVER = yaml.resolver.Resolver()
+# the resolver's implicit table, by first character, as Resolver.resolve reads it for a plain scalar (it has no path
+# resolvers): a plain scalar whose first character has no entry is a string without asking it
+_IMPLICIT = {first: [*rules, *_RESOLVER.yaml_implicit_resolvers.get(None, [])]
+             for first, rules in _RESOLVER.yaml_implicit_resolvers.items() if first is not None}
+_WILDCARD = list(_RESOLVER.yaml_implicit_resolvers.get(None, []))
+_STR, _INT, _FLOAT, _BOOL, _NULL = (f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null"))
+_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?: |$)")
+_INT_TEXT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_FLOAT_TEXT = re.compile(r"[-+]?[0-9]+\.[0-9]+")
+# what PyYAML's reader refuses or its scanner treats as a line break or a byte order mark
+_AWKWARD = re.compile("[^\x0A\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD\U00010000-\U0010FFFF]")
+_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+
+
+def _tag(text: str) -> str:
+    """Resolver.resolve(ScalarNode, text, (True, False)) for a non-empty plain scalar."""
+    for tag, rule in _IMPLICIT.get(text[0], _WILDCARD):
+        if rule.match(text):
+            return str(tag)
+    return _STR
+
+
+def _plain(text: str) -> Any:
+    if not text or text[0] in _INDICATORS or text != text.strip() or ": " in text or " #" in text \
+            or text.endswith(":"):
+        raise _Unsure
+    tag = _tag(text)
+    if tag == _STR:
+        return text
+    if tag == _INT and _INT_TEXT.fullmatch(text):
+        return int(text)
+    if tag == _FLOAT and _FLOAT_TEXT.fullmatch(text):
+        return float(text)
+    if tag == _BOOL and text in ("true", "false"):
+        return text == "true"
+    if tag == _NULL and text in ("null", "~"):
+        return None
+    raise _Unsure   # a timestamp, 0x1f, 1_000, yes/on/True, .inf, ...: PyYAML's constructors decide
+
+
+def _scalar(text: str) -> Any:
+    if text == "[]":
+        return []
+    if text == "{}":
+        return {}
+    if text[:1] == "'":
+        inner = text[1:-1]
+        if len(text) < 2 or text[-1] != "'" or "'" in inner.replace("''", ""):
+            raise _Unsure
+        return inner.replace("''", "'")
+    if text[:1] == '"':
+        inner = text[1:-1]
+        if len(text) < 2 or text[-1] != '"' or '"' in inner or "\\" in inner:
+            raise _Unsure
+        return inner
+    return _plain(text)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _mapping(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int]:
+    out: dict[str, Any] = {}
+    while i < len(lines):
+        line = lines[i]
+        at = _indent(line)
+        if at < indent:
+            break
+        found = _KEY.match(line, indent) if at == indent else None
+        if found is None:
+            raise _Unsure
+        key = found.group(1)
+        if key in out or _tag(key) != _STR:
+            raise _Unsure
+        rest = line[found.end():]
+        i += 1
+        if rest:
+            out[key] = _scalar(rest)
+        elif i < len(lines) and _indent(lines[i]) == indent and lines[i].startswith("- ", indent):
+            out[key], i = _sequence(lines, i, indent)
+        elif i < len(lines) and _indent(lines[i]) > indent:
+            if _indent(lines[i]) != indent + 2:
+                raise _Unsure
+            out[key], i = _mapping(lines, i, indent + 2)
+        else:
+            out[key] = None
+    return out, i
+
+
+def _sequence(lines: list[str], i: int, indent: int) -> tuple[list[Any], int]:
+    out: list[Any] = []
+    while i < len(lines):
+        line = lines[i]
+        at = _indent(line)
+        if at < indent or (at == indent and not line.startswith("- ", indent)):
+            break
+        if at > indent:
+            raise _Unsure
+        item = line[indent + 2:]
+        if _KEY.match(item):   # a mapping whose first key sits on the dash line, the rest under it
+            lines[i] = " " * (indent + 2) + item
+            value, i = _mapping(lines, i, indent + 2)
+            out.append(value)
+        else:
+            out.append(_scalar(item))
+            i += 1
+    return out, i
+
+
+def _load_layout(head: str) -> dict[str, Any] | None:
+    """The frontmatter as PyYAML would load it, when it is certainly in dump_yaml's layout; else None."""
+    if not head.endswith("\n") or _AWKWARD.search(head):
+        return None
+    lines = head[:-1].split("\n")
+    try:
+        data, end = _mapping(lines, 0, 0)
+    except _Unsure:
+        return None
+    return data if end == len(lines) and data else None
 
 
 def render_node(node: Node, fields: dict[str, Any] | None = None) -> str:
@@ -53,7 +188,9 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     else:
         raise ValueError("frontmatter is never closed by a '---' line")
     try:
-        data = load_yaml(head)
+        data = _load_layout(head)
+        if data is None:
+            data = load_yaml(head)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (frontmatter line {mark.line + 1})" if mark is not None else ""
