@@ -104,10 +104,23 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
+# lines read before, with a value that cannot be changed in place (`status: active`, `level: 0`): most of a
+# lesson's lines recur in every lesson, and are read once per process
+_LINES: dict[str, tuple[int, str, Any]] = {}
+_LINES_MAX = 4096
+
+
 def _mapping(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int]:
     out: dict[str, Any] = {}
     while i < len(lines):
         line = lines[i]
+        seen = _LINES.get(line)
+        if seen is not None and seen[0] == indent:
+            if seen[1] in out:
+                raise _Unsure
+            out[seen[1]] = seen[2]
+            i += 1
+            continue
         at = _indent(line)
         if at < indent:
             break
@@ -120,7 +133,9 @@ def _mapping(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int
         rest = line[found.end():]
         i += 1
         if rest:
-            out[key] = _scalar(rest)
+            value = out[key] = _scalar(rest)
+            if not isinstance(value, (list, dict)) and len(_LINES) < _LINES_MAX:
+                _LINES[line] = (indent, key, value)
         elif i < len(lines) and _indent(lines[i]) == indent and lines[i].startswith("- ", indent):
             out[key], i = _sequence(lines, i, indent)
         elif i < len(lines) and _indent(lines[i]) > indent:
