@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from rose.errors import LayoutUnsure
 from rose.model import Node
 
 try:  # the C implementation is several times faster; fall back to pure Python where libyaml is absent
@@ -37,10 +38,6 @@ def load_yaml(text: str) -> Any:
 # resolver, and whatever is not certain (another layout, a comment, a flow collection, a multi-line, escaped or
 # anchored scalar, a timestamp, a key used twice) is handed to PyYAML whole. tests/test_frontmatter_fast.py holds the
 # two readers equal on what rose writes and on hostile text.
-class _Unsure(Exception):
-    """Not certainly the layout this reader knows: PyYAML reads the text instead."""
-
-
 _RESOLVER = yaml.resolver.Resolver()
 # the resolver's implicit table, by first character, as Resolver.resolve reads it for a plain scalar (it has no path
 # resolvers): a plain scalar whose first character has no entry is a string without asking it
@@ -67,7 +64,7 @@ def _tag(text: str) -> str:
 def _plain(text: str) -> Any:
     if not text or text[0] in _INDICATORS or text != text.strip() or ": " in text or " #" in text \
             or text.endswith(":"):
-        raise _Unsure
+        raise LayoutUnsure
     tag = _tag(text)
     if tag == _STR:
         return text
@@ -79,7 +76,7 @@ def _plain(text: str) -> Any:
         return text == "true"
     if tag == _NULL and text in ("null", "~"):
         return None
-    raise _Unsure   # a timestamp, 0x1f, 1_000, yes/on/True, .inf, ...: PyYAML's constructors decide
+    raise LayoutUnsure   # a timestamp, 0x1f, 1_000, yes/on/True, .inf, ...: PyYAML's constructors decide
 
 
 def _scalar(text: str) -> Any:
@@ -90,12 +87,12 @@ def _scalar(text: str) -> Any:
     if text[:1] == "'":
         inner = text[1:-1]
         if len(text) < 2 or text[-1] != "'" or "'" in inner.replace("''", ""):
-            raise _Unsure
+            raise LayoutUnsure
         return inner.replace("''", "'")
     if text[:1] == '"':
         inner = text[1:-1]
         if len(text) < 2 or text[-1] != '"' or '"' in inner or "\\" in inner:
-            raise _Unsure
+            raise LayoutUnsure
         return inner
     return _plain(text)
 
@@ -117,7 +114,7 @@ def _mapping(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int
         seen = _LINES.get(line)
         if seen is not None and seen[0] == indent:
             if seen[1] in out:
-                raise _Unsure
+                raise LayoutUnsure
             out[seen[1]] = seen[2]
             i += 1
             continue
@@ -126,10 +123,10 @@ def _mapping(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int
             break
         found = _KEY.match(line, indent) if at == indent else None
         if found is None:
-            raise _Unsure
+            raise LayoutUnsure
         key = found.group(1)
         if key in out or _tag(key) != _STR:
-            raise _Unsure
+            raise LayoutUnsure
         rest = line[found.end():]
         i += 1
         if rest:
@@ -140,7 +137,7 @@ def _mapping(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int
             out[key], i = _sequence(lines, i, indent)
         elif i < len(lines) and _indent(lines[i]) > indent:
             if _indent(lines[i]) != indent + 2:
-                raise _Unsure
+                raise LayoutUnsure
             out[key], i = _mapping(lines, i, indent + 2)
         else:
             out[key] = None
@@ -155,7 +152,7 @@ def _sequence(lines: list[str], i: int, indent: int) -> tuple[list[Any], int]:
         if at < indent or (at == indent and not line.startswith("- ", indent)):
             break
         if at > indent:
-            raise _Unsure
+            raise LayoutUnsure
         item = line[indent + 2:]
         if _KEY.match(item):   # a mapping whose first key sits on the dash line, the rest under it
             lines[i] = " " * (indent + 2) + item
@@ -174,7 +171,7 @@ def _load_layout(head: str) -> dict[str, Any] | None:
     lines = head[:-1].split("\n")
     try:
         data, end = _mapping(lines, 0, 0)
-    except _Unsure:
+    except LayoutUnsure:
         return None
     return data if end == len(lines) and data else None
 
