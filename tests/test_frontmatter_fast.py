@@ -87,3 +87,51 @@ def test_split_frontmatter_reports_the_same_problems_as_before() -> None:
             assert "frontmatter" in str(exc)
         else:
             raise AssertionError(text)
+
+
+def _pyyaml_text(data: object) -> str:
+    import yaml
+
+    from rose.store.frontmatter import WIDTH, _Dumper
+
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=WIDTH)
+
+
+def _writes_the_same(data: dict) -> bool:
+    from rose.store.frontmatter import _dump_layout
+
+    fast = _dump_layout(data)
+    return fast is None or fast == _pyyaml_text(data)
+
+
+def test_the_fast_writer_writes_exactly_pyyamls_text_or_declines() -> None:
+    taken = 0
+    for node in make_nodes(400, seed=13):
+        node.evidence = [f"session {node.id}: 'quoted' and \"double\""]
+        node.extra = {"archived_because": "stale: unused 90 days", "note": node.title, "n": 3, "f": 0.25}
+        meaning = usage.meaning(node)
+        assert _writes_the_same(meaning)
+        from rose.store.frontmatter import _dump_layout
+        taken += _dump_layout(meaning) is not None
+    assert taken >= 300   # most of what rose writes takes the fast path
+    for value in [*HOSTILE, 0, -3, 10**20, 0.5, -0.0, 1e-05, 1e20, float("inf"), True, False, None, [], {}, [[]],
+                  [{}], {"a": []}, [{"a": [1, {"b": 2}]}], ("t",), b"x"]:
+        for data in ({"title": value}, {"tags": [value, "x"]}, {"extra": {"k": value, "deep": {"k2": value}}},
+                     {"dropped": [{"claim": value, "kind": "fact", "attached": [value]}, {"claim": "b"}]}):
+            assert _writes_the_same(data), (value, data)
+
+
+def test_the_fast_writer_folds_nothing_pyyaml_would_fold() -> None:
+    rng = random.Random(9)
+    for _ in range(2000):
+        words = [("".join(rng.choice("abcxyz'#:-") for _ in range(rng.randint(1, 12)))) for _ in range(rng.randint(1, 20))]
+        value = " ".join(words)
+        for data in ({"gist": value}, {"tags": [value]}, {"dropped": [{"claim": value}]}, {"k" * rng.randint(1, 40): value}):
+            assert _writes_the_same(data), data
+
+
+def test_random_text_is_written_as_pyyaml_writes_it() -> None:
+    rng = random.Random(21)
+    for _ in range(3000):
+        value = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 14)))
+        assert _writes_the_same({"id": "n_000001", "title": value, "tags": [value], "extra": {"v": value}}), value

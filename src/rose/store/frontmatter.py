@@ -23,8 +23,15 @@ except ImportError:  # pragma: no cover
 FENCE = "---"
 
 
+WIDTH = 100   # PyYAML folds a scalar at a space past this column; a line that fits is never folded
+
+
 def dump_yaml(data: Any) -> str:
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
+    fast = _dump_layout(data)
+    if fast is not None:
+        return fast
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False,
+                     width=WIDTH)
 
 
 def load_yaml(text: str) -> Any:
@@ -222,3 +229,116 @@ def parse_node(text: str) -> Node:
         return Node.from_dict(data, body)
     except (ValueError, TypeError, KeyError) as exc:
         raise ValueError(f"bad field: {exc}") from None
+
+
+# -- and written the same way: the text PyYAML's dumper writes, without its representer ----------------------------
+# PyYAML represents every value as an object before its C emitter writes it (about 0.5 ms a lesson's frontmatter, a
+# third of a bulk import). The same text is written here for what is certainly written the same way: mappings with
+# identifier keys, block sequences, `[]`, `{}`, and scalars on lines that fit WIDTH; anything else (a long line PyYAML
+# would fold, a line break, a character it would escape, a type it represents its own way) is PyYAML's. Every text
+# written here is read back by _load_layout and compared before it is used. tests/test_frontmatter_fast.py holds it
+# equal to PyYAML's text.
+_PLAIN_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+")
+# what libyaml's emitter (CSafeDumper) writes as it is: not a line break, and nothing past U+FFFF (it escapes those)
+_UNWRITABLE = re.compile("[^\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD]")
+
+
+def _emit_scalar(value: Any) -> str | None:
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if type(value) is int:
+        return str(value)
+    if type(value) is float:
+        text = repr(value).lower()
+        return text if _PLAIN_FLOAT.fullmatch(text) else None
+    if type(value) is not str:
+        return None
+    if not value:
+        return "''"
+    if _UNWRITABLE.search(value):
+        return None
+    first = value[0]
+    quoted = (first in "#,[]{}&*!|>'\"%@`" or (first in "?:-" and (len(value) == 1 or value[1] == " "))
+              or value != value.strip(" ") or ": " in value or " #" in value or value.endswith(":")
+              or value.startswith(("---", "...")) or _tag(value) != _STR)
+    if not quoted:
+        return None if first in "?:-" else value   # PyYAML writes `-x` plain; _load_layout leaves it to PyYAML
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _shared(value: Any, seen: set[int]) -> bool:
+    """A list or dict met twice in one document: PyYAML writes an anchor and an alias for it."""
+    if id(value) in seen:
+        return True
+    seen.add(id(value))
+    return False
+
+
+def _emit_mapping(data: dict[Any, Any], indent: int, out: list[str], seen: set[int],
+                  first: str | None = None) -> bool:
+    """`first`: the prefix of the mapping's first line (`- ` inside a sequence) instead of the indent."""
+    pad = " " * indent
+    if _shared(data, seen):
+        return False
+    for key, value in data.items():
+        if type(key) is not str or not _KEY.fullmatch(key + ":") or _tag(key) != _STR:
+            return False
+        lead = f"{first}{key}:" if first is not None else f"{pad}{key}:"
+        first = None
+        if type(value) is list:
+            if not value:
+                if _shared(value, seen):
+                    return False
+                out.append(lead + " []")
+            else:
+                out.append(lead)
+                if not _emit_sequence(value, indent, out, seen):
+                    return False
+        elif type(value) is dict:
+            if not value:
+                if _shared(value, seen):
+                    return False
+                out.append(lead + " {}")
+            else:
+                out.append(lead)
+                if not _emit_mapping(value, indent + 2, out, seen):
+                    return False
+        else:
+            text = _emit_scalar(value)
+            if text is None or len(lead) + 1 + len(text) > WIDTH:
+                return False
+            out.append(f"{lead} {text}")
+    return True
+
+
+def _emit_sequence(items: list[Any], indent: int, out: list[str], seen: set[int]) -> bool:
+    pad = " " * indent
+    if _shared(items, seen):
+        return False
+    for item in items:
+        if type(item) is dict and item:
+            if not _emit_mapping(item, indent + 2, out, seen, first=pad + "- "):
+                return False
+        elif type(item) in (list, dict):
+            return False   # an empty or nested collection in a sequence: PyYAML's
+        else:
+            text = _emit_scalar(item)
+            if text is None or indent + 2 + len(text) > WIDTH:
+                return False
+            out.append(f"{pad}- {text}")
+    return True
+
+
+def _dump_layout(data: Any) -> str | None:
+    """dump_yaml's text for a mapping written in the layout above, checked by reading it back; else None."""
+    if type(data) is not dict or not data:
+        return None
+    out: list[str] = []
+    if not _emit_mapping(data, 0, out, set()):
+        return None
+    text = "\n".join(out) + "\n"
+    back = _load_layout(text)
+    return text if back is not None and repr(back) == repr(data) else None
+

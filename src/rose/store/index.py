@@ -847,10 +847,12 @@ class Index:
                 raise  # a cache that another writer keeps us from storing is only slower next time
         return int(row[0]), int(row[1])
 
-    def search(self, query: str, limit: int = 20) -> list[tuple[str, float]]:
+    def search(self, query: str, limit: int = 20, *, every_word: bool = False) -> list[tuple[str, float]]:
         """BM25 over title, gist, tags and body (porter-stemmed) of the hot store. Returns (id, score), best
-        first. Cold records are never in it (see cold_search)."""
-        q = fts_query(query)
+        first. Cold records are never in it (see cold_search). `every_word`: only lessons holding every content
+        word of the query (a lesson whose text is the query's is among them): a few posting lists intersected, not
+        every lesson that holds one common word ranked."""
+        q = " AND ".join(f'"{w}"' for w in query_words(query)) if every_word else fts_query(query)
         if not q:
             return []
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
