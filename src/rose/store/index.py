@@ -769,10 +769,14 @@ class Index:
                     f"SELECT id, usage_base, manifest FROM nodes WHERE id IN ({marks})", chunk):  # noqa: S608
                 if not manifest:
                     continue
-                base, state = View.from_json(base_json), states.get(node_id)
-                if usage.base_taken(node_id, base, state):
-                    base = View()
-                sums = usage.combine(base, state).sums
+                state = states.get(node_id)
+                if base_json or state is not None:
+                    base = View.from_json(base_json)
+                    if usage.base_taken(node_id, base, state):
+                        base = View()
+                    sums = usage.combine(base, state).sums
+                else:
+                    sums = {}   # no usage at all (most lessons): every counter is zero
                 data = json.loads(manifest)
                 out[node_id] = (
                     [{**c, **{n: int(sums.get(f"{k}:{n}", 0)) for n in usage.CLAIM_COUNTERS}} for k, c in data["dropped"]],

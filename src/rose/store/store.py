@@ -370,12 +370,14 @@ class Store:
         except ValueError as exc:
             raise CorruptFile(path, str(exc)) from None
 
-    def _load(self, path: Path, *, meaning: bool = False, data: bytes | None = None) -> tuple[Node, _OnDisk]:
+    def _load(self, path: Path, *, meaning: bool = False, data: bytes | None = None,
+              rel: str | None = None) -> tuple[Node, _OnDisk]:
         """A node file with its usage folded in (the index's fold must be current), and what the file itself says
-        (its meaning only when asked: a read-modify-write compares it, a read does not need it)."""
+        (its meaning only when asked: a read-modify-write compares it, a read does not need it). `data`, `rel`: the
+        file's bytes and its path in the store, when the caller has them."""
         node = self.read_node_file(path, data)
         disk = _OnDisk(usage.meaning(node) if meaning else {}, node.body, usage.view_of(node))
-        if archive.is_cold_path(self._rel(path)) and node.status is not Status.ARCHIVED:
+        if archive.is_cold_path(self._rel(path) if rel is None else rel) and node.status is not Status.ARCHIVED:
             node.archived_from, node.status = node.status, Status.ARCHIVED
         return self._fold(node, disk.base, self.index.usage_state(node.id)), disk
 
@@ -400,7 +402,7 @@ class Store:
         rel = self._rel(path)
         digest = _clean_digest(data)
         try:
-            node, disk = self._load(path, data=data)
+            node, disk = self._load(path, data=data, rel=rel)
         except CorruptFile as exc:
             raise ValueError(exc.reason) from None
         if not self.index.is_clean(rel, digest):
