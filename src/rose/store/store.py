@@ -794,6 +794,8 @@ class Store:
             if stored == 0:
                 return done  # everything changed under us: the next catch-up takes it from here
             done += stored
+            if len(rows) < batch:
+                return done  # that was all of them: no second scan of the table to be told so (it is O(lessons))
 
     def _write_index_md(self) -> None:
         """One line per hot lesson (what a selector greps): the cold archive is listed by its own catalog."""
