@@ -101,3 +101,16 @@ def test_text_from_the_usage_log_is_redacted_even_for_a_clean_file(layers: Layer
     node, _base = store._parse_for_index(path)
     assert not [t for t in seen if t.startswith("Body")]   # the file itself is known clean
     assert TOKEN not in str(node.gaps) and "[REDACTED:" in node.gaps[0]
+
+
+def test_without_the_redactors_sources_nothing_is_known_clean_across_processes(tmp_path, monkeypatch) -> None:
+    """An installation without .py files cannot name its redactor: each process gets a stamp of its own."""
+    monkeypatch.setattr(rose.redact, "__file__", str(tmp_path / "__init__.pyc"))
+    stamps = []
+    for _ in range(2):   # two processes' first calls
+        monkeypatch.setattr(rose.redact, "_STAMP", [])
+        stamps.append(rose.redact.rules_stamp())
+    assert stamps[0] != stamps[1]
+    monkeypatch.undo()
+    monkeypatch.setattr(rose.redact, "_STAMP", [])
+    assert rose.redact.rules_stamp() == rose.redact.rules_stamp()   # with its sources: the same every time
