@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Speed at scale: every figure of issue 15 at 1,000, 10,000 and 50,000 generated lessons, in one run.
 
-    .venv/bin/python bench/bench_scale.py [--sizes 1000,10000,50000] [--runs 5] [--src DIR] [--prompt-only]
-                                          [--stores DIR]
+    .venv/bin/python bench/bench_scale.py [--sizes 1000,10000,50000] [--runs 5] [--src DIR]
+                                          [--only all|prompts|commands] [--stores DIR]
 
 Every figure is CPU time of the whole process tree that does the work: the command's own process (its rusage, read
 with wait4) AND the warm helper's CPU over the same moments (utime + stime from /proc/<pid>/stat, read before and
@@ -21,7 +21,9 @@ are printed beside them (a prompt that blocks on a socket costs wall time, not C
   peak RSS            the largest of any command's and of the helper's (VmHWM)
 
 and the growth exponent of each figure over the sizes (least-squares slope of log figure on log size: 0 is flat,
-1 is linear). `--src DIR` measures another checkout's src/ (a "before" run from `git archive`).
+1 is linear). `--src DIR` measures another checkout's src/ (a "before" run from `git archive`). `--only commands`
+measures the store and the commands alone (bulk import, index build and rebuild, the inspection commands, add),
+skipping the prompt figures (helper off, first prompt, settle, fresh clone).
 """
 from __future__ import annotations
 
@@ -178,7 +180,7 @@ def wait_settled(bench: Bench, project: Path, env: dict[str, str]) -> None:
         time.sleep(1)
 
 
-def measure(bench: Bench, size: int, prompt_only: bool = False, stores: Path | None = None) -> dict[str, float]:
+def measure(bench: Bench, size: int, only: str = "all", stores: Path | None = None) -> dict[str, float]:
     fig: dict[str, float] = {}
     project = bench.tmp / f"p{size}"
     bench.rss_kb = 0
@@ -196,24 +198,27 @@ def measure(bench: Bench, size: int, prompt_only: bool = False, stores: Path | N
         if kept is not None:
             shutil.copytree(project, kept, symlinks=True)
 
-    off = {**bench.env, "ROSE_WARM_HELPER": "0"}
-    fig["helper off"], fig["helper off (wall)"] = bench.median(lambda i: bench.prompt(project, off, i))
-
-    # the first prompt of a session with no helper running, then the 8 prompts after the helper it started
     warm = {**bench.env, "TMPDIR": str(bench.tmp / f"sock{size}")}
     Path(warm["TMPDIR"]).mkdir()
-    fig["first prompt"], fig["first prompt (wall)"], _ = bench.prompt(project, warm, 0)
-    for _ in range(100):
-        if helper_pid(warm) is not None:
-            break
-        time.sleep(0.05)
-    helper = helper_pid(warm)
-    walls = [bench.prompt(project, warm, i)[1] for i in range(1, 9)]
-    fig["settle: helper CPU over 8 prompts s"] = cpu_of(helper)
-    fig["settle: median prompt (wall)"] = statistics.median(walls)
+    prompts = only in ("all", "prompts")
+    if prompts:
+        off = {**bench.env, "ROSE_WARM_HELPER": "0"}
+        fig["helper off"], fig["helper off (wall)"] = bench.median(lambda i: bench.prompt(project, off, i))
+
+        # the first prompt of a session with no helper running, then the 8 prompts after the helper it started
+        fig["first prompt"], fig["first prompt (wall)"], _ = bench.prompt(project, warm, 0)
+        for _ in range(100):
+            if helper_pid(warm) is not None:
+                break
+            time.sleep(0.05)
+        helper = helper_pid(warm)
+        walls = [bench.prompt(project, warm, i)[1] for i in range(1, 9)]
+        fig["settle: helper CPU over 8 prompts s"] = cpu_of(helper)
+        fig["settle: median prompt (wall)"] = statistics.median(walls)
     wait_settled(bench, project, warm)
-    fig["prompt (warm)"], fig["prompt (warm, wall)"] = bench.median(lambda i: bench.prompt(project, warm, i))
-    if prompt_only:
+    if prompts:
+        fig["prompt (warm)"], fig["prompt (warm, wall)"] = bench.median(lambda i: bench.prompt(project, warm, i))
+    if only == "prompts":
         stop_helper(warm)
         fig["peak RSS MB"] = bench.rss_kb / 1024
         return fig
@@ -227,6 +232,9 @@ def measure(bench: Bench, size: int, prompt_only: bool = False, stores: Path | N
         lambda i: bench.rose(["add", f"Always pin the bench tool version {i} when the nightly job runs.",
                               "--scope", "project", "--family", "bench"], project, warm))
     stop_helper(warm)
+    fig["peak RSS MB"] = bench.rss_kb / 1024
+    if not prompts:
+        return fig
 
     # a fresh clone of a repository that commits its store: the lessons, no index.db
     clone = bench.tmp / f"clone{size}"
@@ -314,8 +322,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--src", default=str(REPO / "src"), help="the src/ folder of the rose to measure")
     parser.add_argument("--json", help="also write the figures to this file")
-    parser.add_argument("--prompt-only", action="store_true",
-                        help="only the prompt figures (helper off, first prompt, settle, warm prompt)")
+    parser.add_argument("--only", choices=["all", "prompts", "commands"], default="all",
+                        help="prompts: only the prompt figures (helper off, first prompt, settle, warm prompt); "
+                             "commands: the store and command figures alone")
     parser.add_argument("--stores", help="keep each generated, indexed store in this folder and copy it from there "
                                          "on the next run (the build figures are then not measured)")
     args = parser.parse_args()
@@ -327,7 +336,7 @@ def main() -> int:
         bare = [bench.run([sys.executable, "-c", "pass"], tmp, bench.env)[:2] for _ in range(max(9, args.runs))]
         try:
             for size in sizes:
-                figs[size] = measure(bench, size, args.prompt_only,
+                figs[size] = measure(bench, size, args.only,
                                      Path(args.stores).resolve() if args.stores else None)
                 print(f"  {size}: done", file=sys.stderr, flush=True)
         finally:

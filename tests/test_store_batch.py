@@ -111,3 +111,18 @@ def test_a_hand_edited_index_md_is_written_whole_again(layers: Layers) -> None:
     store.save(extra)
     text = store.index_md_path.read_text(encoding="utf-8")
     assert "my own notes" not in text and text.count("\nn_") + text.startswith("n_") == 4
+
+
+def test_index_md_with_crlf_is_written_whole_again_not_spliced(layers: Layers) -> None:
+    store = layers.project
+    store.save_many(_nodes(store, 20))
+    crlf = store.index_md_path.read_text(encoding="utf-8").replace("\n", "\r\n")
+    store.index_md_path.write_text(crlf, encoding="utf-8", newline="")
+    [extra] = _nodes(store, 1)
+    extra.title = "naïve café ünïcode"
+    store.save(extra)
+    spliced = store.index_md_path.read_bytes()
+    with store.lock():
+        store._write_index_md()
+    assert spliced == store.index_md_path.read_bytes()
+    assert b"\r" not in spliced and "café".encode() in spliced and spliced.count(b"\nn_") == 21

@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rose import envvars
 from rose.errors import RoseError
@@ -698,14 +698,28 @@ def _add_where_commands(command: Callable[..., argparse.ArgumentParser]) -> None
 
 
 # -- parser ---------------------------------------------------------------------------------------------------
-def build_parser() -> argparse.ArgumentParser:
+class _Unbuilt:
+    """A subcommand the command line does not name: its arguments are not built (argparse takes ~25 ms, twice a bare
+    interpreter's start, to build all of them)."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or (`only`) the parser with just that subcommand built: what `main` parses a command line
+    with. A name that is no subcommand gets the whole parser, so argparse lists the choices."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="rose", description="A continual-learning memory for coding agents.")
     parser.add_argument("--version", action="version", version=f"rose {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    built: list[str] = []
 
     def command(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+        if only is not None and name != only:
+            return cast("argparse.ArgumentParser", _Unbuilt())
+        built.append(name)
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.add_argument("--json", action="store_true", help="machine-readable output")
         p.add_argument("--cwd", help="act as if run from this directory")
@@ -832,11 +846,15 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--no-mcp", action="store_true", help="wire the hooks only, without registering "
                            "rose's MCP server")
 
-    sub.add_parser("hook", help="the hook entry point agents call: rose hook <claude|codex> <Event> (JSON on stdin)")
+    if only in (None, "hook"):
+        built.append("hook")
+        sub.add_parser("hook", help="the hook entry point agents call: rose hook <claude|codex> <Event> (JSON on stdin)")
 
     p = command("demo", cmd_demo, "run rose on a throwaway demo store and show what it does")
     p.add_argument("--keep", action="store_true", help="keep the demo folder and print its path")
     _add_where_commands(command)
+    if only is not None and not built:
+        return build_parser()
     return parser
 
 
@@ -848,7 +866,8 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()  # `rose hook` never reaches here: rose.launcher routes it to rose.hooks.entry
+    # `rose hook` never reaches here: rose.launcher routes it to rose.hooks.entry
+    parser = build_parser(argv[0] if argv and not argv[0].startswith("-") else None)
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()

@@ -25,7 +25,8 @@ one line, fit to show as is; the CLI prints it as ``rose: <message>``.
     │   ├── TranscriptNotFound         no file at the path
     │   └── TranscriptUnreadable       no permission, binary, or not a Claude/Codex JSONL transcript
     │       └── TranscriptNotAFile     a directory, FIFO, socket or device: refused before any blocking open
-    └── QuoteFound                     not an error: the full-text quote probe's early exit (caught where raised)
+    ├── QuoteFound                     not an error: the full-text quote probe's early exit (caught where raised)
+    └── LayoutUnsure                   not an error: the fast frontmatter reader hands the text to PyYAML (caught there)
 
     BaseException, on purpose outside RoseError (so that no ``except Exception`` in a stage can swallow them):
     RoseInterrupt
@@ -221,6 +222,10 @@ class QuoteFound(RoseError):
     def __init__(self, n: int):
         super().__init__(f"quote found in message {n}")
         self.n = n
+
+
+class LayoutUnsure(RoseError):
+    """Not certainly the frontmatter layout rose.store.frontmatter reads itself: PyYAML reads it (caught there)."""
 
 
 # -- interrupts: BaseException on purpose ----------------------------------------------------------------------------

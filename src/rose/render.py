@@ -4,7 +4,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rose.store.frontmatter import render_node
 
 if TYPE_CHECKING:
     from rose.doctor import Check
@@ -202,6 +201,8 @@ def shown(s: Shown) -> str:
     if s.bucket:
         b = s.bucket
         head.append(f"# its bucket ({b.scope}/{b.memory_type}): {b.hot_tokens} hot tokens, hard {b.hard}, soft {b.soft}")
+    from rose.store.frontmatter import render_node   # PyYAML loads only for the commands that print a file
+
     return "\n".join(head) + "\n" + render_node(s.node)
 
 
@@ -245,6 +246,8 @@ def tree(lines: list[TreeLine]) -> str:
 
 
 def node(n: Node, path: Path) -> str:
+    from rose.store.frontmatter import render_node
+
     return f"# {path}\n{render_node(n)}"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 from rose.store import Layers, Store
 from rose.store import events as event_log
@@ -130,17 +130,22 @@ class StatusReport:
 def status(layers: Layers) -> StatusReport:
     stores = layers.require_any()
     summaries = []
-    counts: dict[str, Counter] = {c: Counter() for c in ("family", "level", "status", "memory_type")}
-    family_of: dict[str, str] = {}
+    columns = ("memory_type", "family", "level", "status")
+    counts: dict[str, Counter] = {c: Counter() for c in columns}
     for store in stores:
         report = store.sync()
         conn = store.index.conn
-        for column, tally in counts.items():  # aggregates in SQL: no row of a 10,000-lesson store is built
-            tally.update(dict(conn.execute(f"SELECT {column}, count(*) FROM nodes GROUP BY {column}")))  # noqa: S608
-        family_of.update(dict(conn.execute("SELECT id, family FROM nodes")))
-        lessons, tokens = conn.execute("SELECT count(*), coalesce(sum(tokens), 0) FROM nodes").fetchone()
+        lessons = tokens = 0
+        # aggregates in SQL, one pass over the facts index (grouped in its order: no sort, no lesson row read)
+        for _scope, *keys, n, toks in conn.execute(
+                f"SELECT scope, {', '.join(columns)}, count(*), coalesce(sum(tokens), 0) FROM nodes"  # noqa: S608
+                f" GROUP BY scope, memory_type, family, level, status"):
+            for column, key in zip(columns, keys):
+                counts[column][key] += n
+            lessons += n
+            tokens += toks
         summaries.append(StoreSummary(store.scope.value, str(store.root), lessons, tokens, report.problems))
-    precision, by_family, n_episodes = _precision(stores, family_of)
+    precision, by_family, n_episodes = _precision(stores)
     from rose.credit.report import summary as credit_summary
 
     stages = _stage_costs(stores)
@@ -156,7 +161,7 @@ def status(layers: Layers) -> StatusReport:
         precision_by_family=by_family,
         stages=stages,
         compression=_compression(stores),
-        credit=credit_summary(layers, layers.settings()),
+        credit=credit_summary(layers, layers.settings(), synced=True),
         cost=_cost(stores, stages),
         retention=_retention(stores),
         routing=_routing(stores),
@@ -167,25 +172,26 @@ def _cost(stores: list[Store], stages: dict[str, StageCost]) -> CostSummary:
     """Pack tokens served and saved (inject events) against the learner's tokens (judge events), last 7 days."""
     out = CostSummary()
     since = datetime.now(timezone.utc) - timedelta(days=STAGE_WINDOW_DAYS)
-    rows = {r.id: r for s in stores for r in s.rows()}
+    injects = [ev for store in stores for ev in event_log.read(store.events_path, kind="inject") if _within(ev, since)]
+    rows = _rows_of(stores, {i for ev in injects for key in ("served", "withheld") for i in ev.get(key) or []})
 
     def original(node_id: str) -> IndexRow | None:
         row, hops = rows.get(node_id), 0
         while row is not None and row.level > 0 and len(row.derived_from) == 1 and hops < 16:
-            row, hops = rows.get(row.derived_from[0]), hops + 1
+            below = row.derived_from[0]
+            if below not in rows:   # read down the chain only as far as it goes
+                rows.update(_rows_of(stores, {below}))
+            row, hops = rows.get(below), hops + 1
         return row if row is not None and row.level == 0 else None
 
-    for store in stores:
-        for ev in event_log.read(store.events_path, kind="inject"):
-            if not _within(ev, since):
-                continue
-            out.prompts += 1
-            out.pack_tokens += int(ev.get("tokens") or 0)
-            for node_id in ev.get("served") or []:
-                row, base = rows.get(node_id), original(node_id)
-                if row is not None and base is not None and row.level > 0:
-                    out.saved_by_compression += max(0, base.tokens - row.tokens)
-            out.saved_by_withholding += sum(rows[i].tokens for i in ev.get("withheld") or [] if i in rows)
+    for ev in injects:
+        out.prompts += 1
+        out.pack_tokens += int(ev.get("tokens") or 0)
+        for node_id in ev.get("served") or []:
+            row, base = rows.get(node_id), original(node_id)
+            if row is not None and base is not None and row.level > 0:
+                out.saved_by_compression += max(0, base.tokens - row.tokens)
+        out.saved_by_withholding += sum(rows[i].tokens for i in ev.get("withheld") or [] if i in rows)
     for stage, cost in stages.items():
         if stage == "recall":
             out.recall_tokens += cost.tokens
@@ -193,6 +199,15 @@ def _cost(stores: list[Store], stages: dict[str, StageCost]) -> CostSummary:
         out.learner_tokens += cost.tokens
         out.learner_calls += cost.calls - cost.cached
         out.learner_cost_usd += cost.cost_usd
+    return out
+
+
+def _rows_of(stores: list[Store], ids: set[str]) -> dict[str, IndexRow]:
+    """The rows of these ids from every store, a later store's winning an id two hold (as a merge of every store's
+    rows would): only what the caller asks for is read, never the whole index."""
+    out: dict[str, IndexRow] = {}
+    for store in stores:
+        out.update(store.index.rows_by_id(ids))
     return out
 
 
@@ -230,23 +245,24 @@ def _compression(stores: list[Store]) -> CompressionSummary:
     return out
 
 
-def _precision(stores: list[Store], family_of: dict[str, str]) -> tuple[Precision, dict[str, Precision], int]:
+def _precision(stores: list[Store]) -> tuple[Precision, dict[str, Precision], int]:
     """Precision = used / served over recorded episodes. Served-but-unused counts against nothing else."""
     overall = Precision()
     by_family: dict[str, Precision] = defaultdict(Precision)
     count = 0
-    for store in stores:
-        episodes, _bad = store.episodes()
-        for ep in episodes:
-            count += 1
-            used = set(ep.used)
-            for node_id in ep.served:
-                fam = family_of.get(node_id, "(deleted)")
-                overall.served += 1
-                by_family[fam].served += 1
-                if node_id in used:
-                    overall.used += 1
-                    by_family[fam].used += 1
+    episodes = [ep for store in stores for ep in store.episodes()[0]]
+    family_of = {node_id: row.family for node_id, row in
+                 _rows_of(stores, {i for ep in episodes for i in ep.served}).items()}
+    for ep in episodes:
+        count += 1
+        used = set(ep.used)
+        for node_id in ep.served:
+            fam = family_of.get(node_id, "(deleted)")
+            overall.served += 1
+            by_family[fam].served += 1
+            if node_id in used:
+                overall.used += 1
+                by_family[fam].used += 1
     return overall, dict(sorted(by_family.items())), count
 
 
@@ -292,29 +308,45 @@ class TreeLine:
     gaps: int = 0
 
 
+class _TreeRow(NamedTuple):
+    """What the tree draws of a lesson's index row (not the whole IndexRow: 50,000 of them, at scale)."""
+
+    id: str
+    level: int
+    status: str
+    title: str
+    family: str
+    parents: list[str]
+    derived_from: list[str]
+    dropped: int
+    heldout_passed: int
+    heldout_total: int
+    gaps: int
+
+
 def tree(layers: Layers, family: str | None = None) -> list[TreeLine]:
     """Depth-first from the apexes down `derived_from`, so each lesson appears under every parent it has."""
-    rows: dict[str, tuple[IndexRow, str]] = {}
+    rows: dict[str, tuple[_TreeRow, str]] = {}
     stores = layers.require_any()
     for store in stores:
         store.sync()
-        for r in store.rows():
-            if family is None or r.family == family:
-                rows.setdefault(r.id, (r, store.scope.value))
+        for r in store.index.select(_TreeRow._fields, "family = ?" if family is not None else "",
+                                    (family,) if family is not None else ()):
+            row = _TreeRow._make(r)
+            rows.setdefault(row.id, (row, store.scope.value))
     manifests: dict[str, list[dict[str, Any]]] = {}
     more: dict[str, dict[str, Any]] = {}
     for store in stores:
         wanted = [node_id for node_id, (row, _scope) in rows.items()
                   if (row.dropped or row.level or row.status == "demoted") and node_id not in more]
         kept = store.index.manifests(wanted)   # from the index: no lesson file is parsed (50,000 of them, at scale)
-        facts = {r[0]: r[1:] for r in store.index.conn.execute(
-            "SELECT id, heldout_passed, heldout_total, gaps FROM nodes")} if kept else {}
         for node_id in wanted:
-            if node_id in kept and node_id in facts:
+            if node_id in kept:
                 dropped, trials = kept[node_id]
-                passed, total, gaps = facts[node_id]
+                row = rows[node_id][0]
                 manifests[node_id] = dropped
-                more[node_id] = {"heldout_passed": passed, "heldout_total": total, "trials": trials, "gaps": gaps}
+                more[node_id] = {"heldout_passed": row.heldout_passed, "heldout_total": row.heldout_total,
+                                 "trials": trials, "gaps": row.gaps}
             elif store.has(node_id):   # indexed before the index kept manifests: its file says
                 node = store.get(node_id)
                 manifests[node_id] = [c.to_dict() for c in node.dropped]

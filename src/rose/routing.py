@@ -15,7 +15,6 @@ the same recall with higher precision. `precision` and `recall` are the engaged 
 from __future__ import annotations
 
 import re
-import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,6 +106,8 @@ class Rule:
 
 
 def new_rule_id() -> str:
+    import secrets   # only when a rule is written: it loads random and hashlib, which a reading command never needs
+
     return "r_" + secrets.token_hex(3)
 
 

@@ -490,3 +490,17 @@ def test_fork_mode_reflects_in_a_fork_of_the_live_session(no_cache_settings: Lay
     assert run_queue(layers.project, judge_factory=script.judge)[0].done
     [extract] = [r for r in script.backend.history if r.call == "extract"]
     assert extract.session_id == "s-fork"   # the judge call forked the live session instead of reading a digest
+
+
+def test_teaching_the_same_text_again_is_found_among_many_lessons_holding_its_words(layers) -> None:
+    """The exact-text check ranks only lessons holding every word of the new text: a duplicate hidden behind many
+    lessons that share its common words is still found (case and spacing folded)."""
+    from rose.learn.teach import teach
+    from rose.model import Node
+
+    store = layers.project
+    store.save_many([Node(id=f"n_crowd{i:03d}", family="ops", title=f"restart {i}",
+                          body=f"Always restart the worker after a deploy, always, always ({i}).") for i in range(40)])
+    first = teach(layers, "Always restart the worker after a config change.", settings=layers.settings(), judge=None)
+    again = teach(layers, "always  restart the WORKER after a config change.", settings=layers.settings(), judge=None)
+    assert first.node is not None and again.action is Action.DUPLICATE and again.matched == first.node.id

@@ -89,17 +89,21 @@ class LessonCredit:
                 "reason": self.reason}
 
 
-def lessons(layers: Layers, settings: Settings | None = None) -> list[LessonCredit]:
-    """Every lesson with at least one credit sample, most harmful first."""
+def lessons(layers: Layers, settings: Settings | None = None, *, synced: bool = False) -> list[LessonCredit]:
+    """Every lesson with at least one credit sample, most harmful first. `synced`: the caller has just synced the
+    stores (`rose status`), so they are not scanned again. Only the rows of measured lessons are read."""
     settings = settings or layers.settings()
     rules = rules_of(settings)
     out = []
     for store in layers.require_any():
-        store.sync()
-        rows = {r.id: r for r in store.rows()}
-        for node_id, state in store.index.usage_states().items():
-            c = credit_of(state)
-            if not c.samples or node_id not in rows:
+        if not synced:
+            store.sync()
+        # a fold without a credit counter's name in it has no sample: those are not decoded at all
+        states = store.index.usage_states(containing='"credit:')
+        measured = {node_id: (c, state) for node_id, state in states.items() if (c := credit_of(state)).samples}
+        rows = store.index.rows_by_id(measured)
+        for node_id, (c, state) in measured.items():
+            if node_id not in rows:
                 continue
             r = rows[node_id]
             judged = verdict(c, rules, suspect_of(state))
@@ -123,9 +127,9 @@ class CreditSummary:
     withheld_samples: int = 0
 
 
-def summary(layers: Layers, settings: Settings) -> CreditSummary:
+def summary(layers: Layers, settings: Settings, *, synced: bool = False) -> CreditSummary:
     out = CreditSummary(withhold_rate=settings.credit.withhold_rate)
-    for item in lessons(layers, settings):
+    for item in lessons(layers, settings, synced=synced):
         out.measured += 1
         out.served_samples += item.credit.served.n
         out.withheld_samples += item.credit.withheld.n

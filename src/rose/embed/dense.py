@@ -15,7 +15,9 @@ class VectorTable:
     def __init__(self, db_path: Path, model: str):
         import sqlite3
 
-        import numpy as np
+        from rose.embed import load_numpy
+
+        np = load_numpy()
 
         self._np = np
         self.db_path = db_path

@@ -37,7 +37,9 @@ class StaticEmbedder:
     name = "wordllama-l2_supercat-256"
 
     def __init__(self) -> None:
-        import numpy as np
+        from rose.embed import load_numpy
+
+        np = load_numpy()
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 

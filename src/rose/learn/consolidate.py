@@ -291,7 +291,9 @@ def _already_known(layers: Layers, new: NewLesson) -> Result | None:
     if not body:
         return None
     for store in layers.stores():
-        for node_id, _score in store.index.search(new.body[:2000], limit=5):
+        # the same text holds every one of its words: those lessons alone are ranked (the best five of them include
+        # every duplicate the best five of an any-word search would)
+        for node_id, _score in store.index.search(new.body[:2000], limit=5, every_word=True):
             rows = store.index.rows_by_id([node_id])
             row = rows.get(node_id)
             if row is None or row.status == "archived":

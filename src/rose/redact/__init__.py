@@ -33,10 +33,32 @@ from typing import TypeVar, cast
 
 from rose.redact.core import PLACEHOLDER_RE, Candidate, Finding, lower, placeholder
 
-__all__ = ["KINDS", "PLACEHOLDER_RE", "Finding", "find_secrets", "placeholder", "redact", "redact_data"]
+__all__ = ["KINDS", "PLACEHOLDER_RE", "Finding", "find_secrets", "placeholder", "redact", "redact_data",
+           "rules_stamp"]
 
 _EXTRA_KINDS = {"private-key", "jwt", "authorization", "bearer-token", "cookie", "assignment", "credit-card",
                 "password", "kubernetes-secret"}
+
+
+_STAMP: list[bytes] = []
+
+
+def rules_stamp() -> bytes:
+    """What this redactor is: a digest of its own source (rules and detectors alike). Text once found to need no
+    redaction is known clean only under the same stamp (rose.store.store: a rebuild does not redact it again)."""
+    if not _STAMP:
+        import hashlib
+        import os
+        from pathlib import Path
+
+        digest = hashlib.blake2b(digest_size=16)
+        sources = sorted(Path(__file__).parent.glob("*.py"))
+        for source in sources:
+            digest.update(source.name.encode() + b"\x00" + source.read_bytes() + b"\x00")
+        # an installation without its sources cannot say which redactor it is: a stamp of this process alone, so
+        # nothing is ever known clean across processes there (every file is redacted, as before)
+        _STAMP.append(digest.digest() if sources else os.urandom(16))
+    return _STAMP[0]
 
 
 def __getattr__(name: str) -> object:

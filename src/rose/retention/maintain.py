@@ -31,7 +31,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rose.model import SERVABLE, Node, Origin, Outcome, Status
 from rose.retention import rules
@@ -124,6 +124,21 @@ class PassReport:
 
 
 # -- the graph of one store, from its index rows ------------------------------------------------------------------
+class Scored(Protocol):
+    """What utility is computed from: an IndexRow, or the few columns a command read instead."""
+
+    @property
+    def importance(self) -> float: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def use_count(self) -> int: ...
+    @property
+    def last_used(self) -> str: ...
+    @property
+    def created(self) -> str: ...
+
+
 @dataclass
 class Graph:
     rows: dict[str, IndexRow]
@@ -238,7 +253,7 @@ class Graph:
         return None
 
     @staticmethod
-    def utility(row: IndexRow, now: datetime) -> float:
+    def utility(row: Scored, now: datetime) -> float:
         return rules.utility(row.importance, row.confidence, row.use_count,
                              rules.age_days(row.last_used, row.created, now))
 

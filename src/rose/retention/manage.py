@@ -8,10 +8,11 @@ files, and both say first exactly what they will do (the CLI asks before it does
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rose.errors import RoseError
 from rose.model import Node, Status, utcnow
@@ -104,7 +105,27 @@ class Listing:
                 "filter": self.filter, "cold": self.cold, "rows": [asdict(r) for r in self.rows]}
 
 
-def _matches(pattern: str, row: IndexRow) -> bool:
+class _ListRow(NamedTuple):
+    """What `rose list` reads of a record's index row (not the whole IndexRow: 50,000 of them, at scale)."""
+
+    id: str
+    family: str
+    title: str
+    tags: list[str]
+    status: str
+    memory_type: str
+    importance: float
+    confidence: float
+    use_count: int
+    tokens: int
+    created: str
+    last_used: str
+    path: str
+    cold: bool
+    cold_from: str
+
+
+def _matches(pattern: str, row: IndexRow | _ListRow) -> bool:
     fields = [row.id, row.title, row.family, *row.tags]
     pat = pattern.lower()
     if any(ch in pat for ch in "*?["):
@@ -125,7 +146,8 @@ def listing(layers: Layers, pattern: str = "", *, scope: str | None = None, memo
         if scope and store.scope.value != scope:
             continue
         part = []
-        for r in store.index.rows():
+        root = str(store.root)
+        for r in map(_ListRow._make, store.index.select(_ListRow._fields)):
             is_cold = r.cold or r.status == Status.ARCHIVED.value
             if is_cold != cold or (memory_type and r.memory_type != memory_type):
                 continue
@@ -133,7 +155,7 @@ def listing(layers: Layers, pattern: str = "", *, scope: str | None = None, memo
                 continue
             part.append(Row(r.id, store.scope.value, r.memory_type, r.cold_from if r.cold else r.status, r.title,
                             round(r.importance, 3), round(Graph.utility(r, now), 3), r.use_count, r.tokens,
-                            r.last_used, is_cold, str(store.root / r.path)))
+                            r.last_used, is_cold, os.path.join(root, r.path)))
         part.sort(key=lambda x: (-x.importance, -x.utility, x.id))
         rows += part
     return Listing(buckets(stores), rows, pattern, cold)

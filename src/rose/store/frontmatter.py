@@ -5,10 +5,12 @@ dumper so quotes, colons, backslashes, newlines, YAML-looking text and non-ASCII
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
 
+from rose.errors import LayoutUnsure
 from rose.model import Node
 
 try:  # the C implementation is several times faster; fall back to pure Python where libyaml is absent
@@ -21,12 +23,164 @@ except ImportError:  # pragma: no cover
 FENCE = "---"
 
 
+WIDTH = 100   # PyYAML folds a scalar at a space past this column; a line that fits is never folded
+
+
 def dump_yaml(data: Any) -> str:
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
+    fast = _dump_layout(data)
+    if fast is not None:
+        return fast
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False,
+                     width=WIDTH)
 
 
 def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - the C *safe* loader
+
+
+# -- the layout rose's own dumper writes, read without PyYAML's constructors ---------------------------------------
+# PyYAML builds a Python object per scalar (about 0.2 ms a lesson's frontmatter, most of a rebuild). The block layout
+# dump_yaml writes (`key: scalar`, `key:` over a nested block, `- item` sequences at the key's own indent, `[]`, `{}`,
+# single-quoted scalars) is read here line by line instead; the value of every plain scalar is decided by PyYAML's own
+# resolver, and whatever is not certain (another layout, a comment, a flow collection, a multi-line, escaped or
+# anchored scalar, a timestamp, a key used twice) is handed to PyYAML whole. tests/test_frontmatter_fast.py holds the
+# two readers equal on what rose writes and on hostile text.
+_RESOLVER = yaml.resolver.Resolver()
+# the resolver's implicit table, by first character, as Resolver.resolve reads it for a plain scalar (it has no path
+# resolvers): a plain scalar whose first character has no entry is a string without asking it
+_IMPLICIT = {first: [*rules, *_RESOLVER.yaml_implicit_resolvers.get(None, [])]
+             for first, rules in _RESOLVER.yaml_implicit_resolvers.items() if first is not None}
+_WILDCARD = list(_RESOLVER.yaml_implicit_resolvers.get(None, []))
+_STR, _INT, _FLOAT, _BOOL, _NULL = (f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null"))
+_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?: |$)")
+_INT_TEXT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_FLOAT_TEXT = re.compile(r"[-+]?[0-9]+\.[0-9]+")
+# what PyYAML's reader refuses or its scanner treats as a line break or a byte order mark
+_AWKWARD = re.compile("[^\x0A\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD\U00010000-\U0010FFFF]")
+_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+
+
+def _tag(text: str) -> str:
+    """Resolver.resolve(ScalarNode, text, (True, False)) for a non-empty plain scalar."""
+    for tag, rule in _IMPLICIT.get(text[0], _WILDCARD):
+        if rule.match(text):
+            return str(tag)
+    return _STR
+
+
+def _plain(text: str) -> Any:
+    if not text or text[0] in _INDICATORS or text != text.strip() or ": " in text or " #" in text \
+            or text.endswith(":"):
+        raise LayoutUnsure
+    tag = _tag(text)
+    if tag == _STR:
+        return text
+    if tag == _INT and _INT_TEXT.fullmatch(text):
+        return int(text)
+    if tag == _FLOAT and _FLOAT_TEXT.fullmatch(text):
+        return float(text)
+    if tag == _BOOL and text in ("true", "false"):
+        return text == "true"
+    if tag == _NULL and text in ("null", "~"):
+        return None
+    raise LayoutUnsure   # a timestamp, 0x1f, 1_000, yes/on/True, .inf, ...: PyYAML's constructors decide
+
+
+def _scalar(text: str) -> Any:
+    if text == "[]":
+        return []
+    if text == "{}":
+        return {}
+    if text[:1] == "'":
+        inner = text[1:-1]
+        if len(text) < 2 or text[-1] != "'" or "'" in inner.replace("''", ""):
+            raise LayoutUnsure
+        return inner.replace("''", "'")
+    if text[:1] == '"':
+        inner = text[1:-1]
+        if len(text) < 2 or text[-1] != '"' or '"' in inner or "\\" in inner:
+            raise LayoutUnsure
+        return inner
+    return _plain(text)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+# lines read before, with a value that cannot be changed in place (`status: active`, `level: 0`): most of a
+# lesson's lines recur in every lesson, and are read once per process
+_LINES: dict[str, tuple[int, str, Any]] = {}
+_LINES_MAX = 4096
+
+
+def _mapping(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int]:
+    out: dict[str, Any] = {}
+    while i < len(lines):
+        line = lines[i]
+        seen = _LINES.get(line)
+        if seen is not None and seen[0] == indent:
+            if seen[1] in out:
+                raise LayoutUnsure
+            out[seen[1]] = seen[2]
+            i += 1
+            continue
+        at = _indent(line)
+        if at < indent:
+            break
+        found = _KEY.match(line, indent) if at == indent else None
+        if found is None:
+            raise LayoutUnsure
+        key = found.group(1)
+        if key in out or _tag(key) != _STR:
+            raise LayoutUnsure
+        rest = line[found.end():]
+        i += 1
+        if rest:
+            value = out[key] = _scalar(rest)
+            if not isinstance(value, (list, dict)) and len(_LINES) < _LINES_MAX:
+                _LINES[line] = (indent, key, value)
+        elif i < len(lines) and _indent(lines[i]) == indent and lines[i].startswith("- ", indent):
+            out[key], i = _sequence(lines, i, indent)
+        elif i < len(lines) and _indent(lines[i]) > indent:
+            if _indent(lines[i]) != indent + 2:
+                raise LayoutUnsure
+            out[key], i = _mapping(lines, i, indent + 2)
+        else:
+            out[key] = None
+    return out, i
+
+
+def _sequence(lines: list[str], i: int, indent: int) -> tuple[list[Any], int]:
+    out: list[Any] = []
+    while i < len(lines):
+        line = lines[i]
+        at = _indent(line)
+        if at < indent or (at == indent and not line.startswith("- ", indent)):
+            break
+        if at > indent:
+            raise LayoutUnsure
+        item = line[indent + 2:]
+        if _KEY.match(item):   # a mapping whose first key sits on the dash line, the rest under it
+            lines[i] = " " * (indent + 2) + item
+            value, i = _mapping(lines, i, indent + 2)
+            out.append(value)
+        else:
+            out.append(_scalar(item))
+            i += 1
+    return out, i
+
+
+def _load_layout(head: str) -> dict[str, Any] | None:
+    """The frontmatter as PyYAML would load it, when it is certainly in dump_yaml's layout; else None."""
+    if not head.endswith("\n") or _AWKWARD.search(head):
+        return None
+    lines = head[:-1].split("\n")
+    try:
+        data, end = _mapping(lines, 0, 0)
+    except LayoutUnsure:
+        return None
+    return data if end == len(lines) and data else None
 
 
 def render_node(node: Node, fields: dict[str, Any] | None = None) -> str:
@@ -53,7 +207,9 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     else:
         raise ValueError("frontmatter is never closed by a '---' line")
     try:
-        data = load_yaml(head)
+        data = _load_layout(head)
+        if data is None:
+            data = load_yaml(head)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (frontmatter line {mark.line + 1})" if mark is not None else ""
@@ -73,3 +229,116 @@ def parse_node(text: str) -> Node:
         return Node.from_dict(data, body)
     except (ValueError, TypeError, KeyError) as exc:
         raise ValueError(f"bad field: {exc}") from None
+
+
+# -- and written the same way: the text PyYAML's dumper writes, without its representer ----------------------------
+# PyYAML represents every value as an object before its C emitter writes it (about 0.5 ms a lesson's frontmatter, a
+# third of a bulk import). The same text is written here for what is certainly written the same way: mappings with
+# identifier keys, block sequences, `[]`, `{}`, and scalars on lines that fit WIDTH; anything else (a long line PyYAML
+# would fold, a line break, a character it would escape, a type it represents its own way) is PyYAML's. Every text
+# written here is read back by _load_layout and compared before it is used. tests/test_frontmatter_fast.py holds it
+# equal to PyYAML's text.
+_PLAIN_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+")
+# what libyaml's emitter (CSafeDumper) writes as it is: not a line break, and nothing past U+FFFF (it escapes those)
+_UNWRITABLE = re.compile("[^\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD]")
+
+
+def _emit_scalar(value: Any) -> str | None:
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if type(value) is int:
+        return str(value)
+    if type(value) is float:
+        text = repr(value).lower()
+        return text if _PLAIN_FLOAT.fullmatch(text) else None
+    if type(value) is not str:
+        return None
+    if not value:
+        return "''"
+    if _UNWRITABLE.search(value):
+        return None
+    first = value[0]
+    quoted = (first in "#,[]{}&*!|>'\"%@`" or (first in "?:-" and (len(value) == 1 or value[1] == " "))
+              or value != value.strip(" ") or ": " in value or " #" in value or value.endswith(":")
+              or value.startswith(("---", "...")) or _tag(value) != _STR)
+    if not quoted:
+        return None if first in "?:-" else value   # PyYAML writes `-x` plain; _load_layout leaves it to PyYAML
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _shared(value: Any, seen: set[int]) -> bool:
+    """A list or dict met twice in one document: PyYAML writes an anchor and an alias for it."""
+    if id(value) in seen:
+        return True
+    seen.add(id(value))
+    return False
+
+
+def _emit_mapping(data: dict[Any, Any], indent: int, out: list[str], seen: set[int],
+                  first: str | None = None) -> bool:
+    """`first`: the prefix of the mapping's first line (`- ` inside a sequence) instead of the indent."""
+    pad = " " * indent
+    if _shared(data, seen):
+        return False
+    for key, value in data.items():
+        if type(key) is not str or not _KEY.fullmatch(key + ":") or _tag(key) != _STR:
+            return False
+        lead = f"{first}{key}:" if first is not None else f"{pad}{key}:"
+        first = None
+        if type(value) is list:
+            if not value:
+                if _shared(value, seen):
+                    return False
+                out.append(lead + " []")
+            else:
+                out.append(lead)
+                if not _emit_sequence(value, indent, out, seen):
+                    return False
+        elif type(value) is dict:
+            if not value:
+                if _shared(value, seen):
+                    return False
+                out.append(lead + " {}")
+            else:
+                out.append(lead)
+                if not _emit_mapping(value, indent + 2, out, seen):
+                    return False
+        else:
+            text = _emit_scalar(value)
+            if text is None or len(lead) + 1 + len(text) > WIDTH:
+                return False
+            out.append(f"{lead} {text}")
+    return True
+
+
+def _emit_sequence(items: list[Any], indent: int, out: list[str], seen: set[int]) -> bool:
+    pad = " " * indent
+    if _shared(items, seen):
+        return False
+    for item in items:
+        if type(item) is dict and item:
+            if not _emit_mapping(item, indent + 2, out, seen, first=pad + "- "):
+                return False
+        elif type(item) in (list, dict):
+            return False   # an empty or nested collection in a sequence: PyYAML's
+        else:
+            text = _emit_scalar(item)
+            if text is None or indent + 2 + len(text) > WIDTH:
+                return False
+            out.append(f"{pad}- {text}")
+    return True
+
+
+def _dump_layout(data: Any) -> str | None:
+    """dump_yaml's text for a mapping written in the layout above, checked by reading it back; else None."""
+    if type(data) is not dict or not data:
+        return None
+    out: list[str] = []
+    if not _emit_mapping(data, 0, out, set()):
+        return None
+    text = "\n".join(out) + "\n"
+    back = _load_layout(text)
+    return text if back is not None and repr(back) == repr(data) else None
+

@@ -79,7 +79,8 @@ from rose.errors import CorruptFile, NodeNotFound
 from rose.model import (Episode, Node, Scope, Status, new_episode_id, new_node_id, valid_episode_id,
                         valid_node_id)
 from rose.store import archive, events, usage
-from rose.store.atomic import LOCK_TIMEOUT_S, FileBatch, file_lock, move_file, write_text_atomic
+from rose.store.atomic import (LOCK_TIMEOUT_S, FileBatch, file_lock, move_file, write_bytes_atomic,
+                               write_text_atomic)
 from rose.store.index import Index, IndexRow, SyncReport
 
 GITIGNORE = """\
@@ -133,25 +134,34 @@ def _index_md_line(node_id: str, family: str, level: int, title: str, tags: str,
     return f"{node_id} | {family} | L{level} | {title} | {' '.join(tags.split())} | {gist} | {path}"
 
 
-class _IndexMdKeys:
-    """index.md's lines seen as their sort keys (family, -level, id), parsed only where a bisection looks."""
+def _index_md_key(line: bytes) -> tuple[bytes, int, bytes] | None:
+    """An index.md line's sort key (family, -level, id); None for a line that is not one rose wrote."""
+    parts = line.split(b" | ", 3)
+    if len(parts) < 4 or not parts[2].startswith(b"L"):
+        return None
+    try:
+        return parts[1], -int(parts[2][1:]), parts[0]
+    except ValueError:
+        return None
 
-    def __init__(self, lines: list[str]):
-        self.lines = lines
-        self.broken = False
 
-    def __len__(self) -> int:
-        return len(self.lines)
-
-    def __getitem__(self, i: int) -> tuple[str, int, str]:
-        parts = self.lines[i].split(" | ", 3)
-        try:
-            if len(parts) < 4 or not parts[2].startswith("L"):
-                raise ValueError(parts)
-            return parts[1], -int(parts[2][1:]), parts[0]
-        except ValueError:
-            self.broken = True
-            return "", 0, ""
+def _index_md_place(data: bytes, lo: int, hi: int, key: tuple[bytes, int, bytes]) -> int | None:
+    """bisect_left over the sorted lines of data[lo:hi] (each ending in a newline), by byte offsets: only the
+    lines the bisection looks at are parsed. None when one of them is not a line rose wrote. UTF-8 bytes sort as
+    their text does, so the order is the one the full rewrite's SQL gives."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        start = data.rfind(b"\n", lo, mid)
+        start = lo if start < 0 else start + 1        # the line holding `mid`: lo <= start <= mid < hi
+        end = data.find(b"\n", start, hi)              # every line ends in a newline, the last one included
+        found = _index_md_key(data[start:end])
+        if found is None:
+            return None
+        if found < key:
+            lo = end + 1
+        else:
+            hi = start
+    return lo
 
 
 def family_slug(name: str) -> str:
@@ -163,11 +173,65 @@ def redact_node(node: Node) -> Node:
     """Redact every field of a node that can carry text, in place: what a folder is named after (family) and what
     index.md lists (tags) included. Which fields those are is declared with each field (rose.model's codecs), so a
     new text field is redacted without an edit here. Returns the node."""
-    from rose.redact import redact, redact_data
-
-    node.redact_text(redact)   # every field whose codec can carry words (rose.model), claims and trials too
-    node.extra = redact_data(node.extra)
+    _redact_meaning(node)
+    _redact_usage_text(node)
     return node
+
+
+def _redact_meaning(node: Node) -> bool:
+    """The fields a node file holds (its meaning, rose.store.usage.meaning), redacted in place; returns whether the
+    redactor changed any of them."""
+    from rose.redact import redact, redact_data
+    from rose.store.usage import FRONTMATTER_KEYS
+
+    changed = False
+
+    def r(text: str) -> str:
+        nonlocal changed
+        out = redact(text)
+        changed = changed or out != text
+        return out
+
+    node.redact_text(r, where=lambda k: k not in FRONTMATTER_KEYS)   # claims and trials too
+    extra = redact_data(node.extra)
+    changed = changed or extra != node.extra
+    node.extra = extra
+    return changed
+
+
+_CLEAN_STAMP: list[bytes] = []
+
+
+def _clean_stamp() -> bytes:
+    """What decides whether a file's bytes need redaction: the redactor (its rules_stamp) and the code that turns
+    bytes into fields (rose.model, rose.store.frontmatter), so an upgrade of either redacts every file again."""
+    if not _CLEAN_STAMP:
+        import hashlib
+
+        from rose import model
+        from rose.redact import rules_stamp
+        from rose.store import frontmatter
+
+        digest = hashlib.blake2b(rules_stamp(), digest_size=16)
+        for module in (model, frontmatter):
+            digest.update(Path(str(module.__file__)).read_bytes())
+        _CLEAN_STAMP.append(digest.digest())
+    return _CLEAN_STAMP[0]
+
+
+def _clean_digest(data: bytes) -> bytes:
+    """A node file's bytes under this redactor and parser: the key of Index.is_clean / mark_clean."""
+    import hashlib
+
+    return hashlib.blake2b(_clean_stamp() + data, digest_size=16).digest()
+
+
+def _redact_usage_text(node: Node) -> None:
+    """The text fields a node gets from the usage log (rose.store.usage), redacted in place."""
+    from rose.redact import redact
+    from rose.store.usage import FRONTMATTER_KEYS
+
+    node.redact_text(redact, where=lambda k: k in FRONTMATTER_KEYS)
 
 
 def _why(node: Node) -> str:
@@ -279,9 +343,10 @@ class Store:
         return node
 
     # -- nodes: reading --------------------------------------------------------------------------------------
-    def read_node_file(self, path: Path) -> Node:
+    def read_node_file(self, path: Path, data: bytes | None = None) -> Node:
+        """`data`: the file's bytes, when the caller has read them already."""
         try:
-            text = path.read_bytes().decode("utf-8")  # bytes: keep \r\n in bodies exactly as written
+            text = (path.read_bytes() if data is None else data).decode("utf-8")  # bytes: keep \r\n exactly
         except UnicodeDecodeError:
             raise CorruptFile(path, "not valid UTF-8 text") from None
         from rose.store.frontmatter import parse_node  # PyYAML loads only when a file is actually parsed
@@ -291,12 +356,14 @@ class Store:
         except ValueError as exc:
             raise CorruptFile(path, str(exc)) from None
 
-    def _load(self, path: Path, *, meaning: bool = False) -> tuple[Node, _OnDisk]:
+    def _load(self, path: Path, *, meaning: bool = False, data: bytes | None = None,
+              rel: str | None = None) -> tuple[Node, _OnDisk]:
         """A node file with its usage folded in (the index's fold must be current), and what the file itself says
-        (its meaning only when asked: a read-modify-write compares it, a read does not need it)."""
-        node = self.read_node_file(path)
+        (its meaning only when asked: a read-modify-write compares it, a read does not need it). `data`, `rel`: the
+        file's bytes and its path in the store, when the caller has them."""
+        node = self.read_node_file(path, data)
         disk = _OnDisk(usage.meaning(node) if meaning else {}, node.body, usage.view_of(node))
-        if archive.is_cold_path(self._rel(path)) and node.status is not Status.ARCHIVED:
+        if archive.is_cold_path(self._rel(path) if rel is None else rel) and node.status is not Status.ARCHIVED:
             node.archived_from, node.status = node.status, Status.ARCHIVED
         return self._fold(node, disk.base, self.index.usage_state(node.id)), disk
 
@@ -311,12 +378,23 @@ class Store:
     def _parse_for_index(self, path: Path) -> tuple[Node, usage.View]:
         """A file for the index: parsed, usage folded, then redacted, so a secret written into a lesson by hand
         never reaches index.db, index.md or a model (the file itself is the user's and is left as it is). With it,
-        the usage an old file itself holds (the row is recomputed from it when only the log changes)."""
+        the usage an old file itself holds (the row is recomputed from it when only the log changes).
+
+        Redaction is most of a rebuild's time (about 1 ms a lesson), and most files hold nothing to redact: a file
+        whose fields the redactor left unchanged is recorded by a digest of the redactor's stamp and its bytes
+        (Index.mark_clean), and the same bytes under the same redactor are not redacted again. The text a node
+        takes from the usage log is redacted every time."""
+        data = path.read_bytes()
+        rel = self._rel(path)
+        digest = _clean_digest(data)
         try:
-            node, disk = self._load(path)
+            node, disk = self._load(path, data=data, rel=rel)
         except CorruptFile as exc:
             raise ValueError(exc.reason) from None
-        return redact_node(node), _redacted(disk.base)
+        if not self.index.is_clean(rel, digest):
+            self.index.mark_clean(rel, None if _redact_meaning(node) else digest)
+        _redact_usage_text(node)
+        return node, _redacted(disk.base)
 
     def _catch_up_usage(self, *, trusted: bool = False) -> set[str]:
         """Fold what usage.jsonl gained into the index, rows included (one stat when the log has not changed since
@@ -505,10 +583,13 @@ class Store:
                                  else archive.op_line("restore", node.id, because))
         else:
             if rewrite:
+                text = render_node(node, meaning)
                 if self._batch is not None:
-                    st = self._batch.write_text(path, render_node(node, meaning))
+                    st = self._batch.write_text(path, text)
                 else:
-                    write_text_atomic(path, render_node(node, meaning))
+                    write_text_atomic(path, text)
+                # written from redacted fields (redaction is idempotent): these bytes are clean under this redactor
+                self.index.mark_clean(rel, _clean_digest(text.encode("utf-8", "surrogatepass")))
             if moved and old_rel:  # the family changed: the old file goes, the new one is the node
                 if self._batch is not None:
                     self._batch.unlink_after(self.root / old_rel)
@@ -703,6 +784,8 @@ class Store:
             if stored == 0:
                 return done  # everything changed under us: the next catch-up takes it from here
             done += stored
+            if len(rows) < batch:
+                return done  # that was all of them: no second scan of the table to be told so (it is O(lessons))
 
     def _write_index_md(self) -> None:
         """One line per hot lesson (what a selector greps): the cold archive is listed by its own catalog."""
@@ -713,28 +796,33 @@ class Store:
 
     def _update_index_md(self, node_id: str) -> None:
         """One lesson's line of index.md replaced or put in its sorted place (a single save): the rest of the file
-        is copied, never recomputed, so a save costs the same at 50,000 lessons as at 1,000. Anything unexpected in
-        the file (a hand edit, an older layout) means the whole file is written again instead."""
-        import bisect
-
+        is copied as bytes, never split or recomputed, so a save costs about the same at 50,000 lessons as at
+        1,000. Anything unexpected (another header, CRLF, bytes that are not UTF-8, a line the bisection reads that
+        rose did not write) means the whole file is written again instead."""
         row = self.index.conn.execute("SELECT id, family, level, title, tags, gist, path FROM nodes"
                                       " WHERE id=? AND cold = 0", (node_id,)).fetchone()   # a cold one: no line
+        head = f"{INDEX_MD_HEADER}\n\n".encode()
         try:
-            lines = self.index_md_path.read_text(encoding="utf-8").split("\n")
+            data = self.index_md_path.read_bytes()
+            data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
-            lines = []
-        if lines[:2] != [INDEX_MD_HEADER, ""] or lines[-1] != "":
+            data = b""
+        if not data.startswith(head) or not data.endswith(b"\n") or b"\r" in data:
             self._write_index_md()
             return
-        body = [ln for ln in lines[2:-1] if not ln.startswith(f"{node_id} | ")]
+        mark = f"\n{node_id} | ".encode()
+        at = data.find(mark, len(head) - 1)
+        while at >= 0:   # the lesson's old line (or lines, in a hand-edited file) out
+            data = data[:at + 1] + data[data.index(b"\n", at + 1) + 1:]
+            at = data.find(mark, at)
         if row is not None:
-            keys = _IndexMdKeys(body)
-            at = bisect.bisect_left(keys, (row[1], -row[2], row[0]))
-            if keys.broken:
+            line = _index_md_line(*row).encode("utf-8", "surrogatepass")
+            place = _index_md_place(data, len(head), len(data), (row[1].encode(), -row[2], row[0].encode()))
+            if place is None:
                 self._write_index_md()
                 return
-            body.insert(at, _index_md_line(*row))
-        write_text_atomic(self.index_md_path, "\n".join([INDEX_MD_HEADER, "", *body, ""]))
+            data = data[:place] + line + b"\n" + data[place:]
+        write_bytes_atomic(self.index_md_path, data)
 
     # -- episodes --------------------------------------------------------------------------------------------
     def new_episode_id(self) -> str:

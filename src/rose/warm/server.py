@@ -182,8 +182,7 @@ class Warm:
 
             try:
                 store = Store(Path(db).parent, Scope.PROJECT)
-                if store.index.missing_embeddings(embedder.name, limit=1):
-                    store.embed_missing(embedder)
+                store.embed_missing(embedder)   # its first query is the check: one scan when nothing is missing
                 store.close()
             except Exception as exc:  # noqa: BLE001 - logged; the next request tries again
                 print(f"catch-up of {db} failed: {exc}", file=sys.stderr, flush=True)

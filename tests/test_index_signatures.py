@@ -1,0 +1,104 @@
+"""Every command sees a hand edit at once, while a folder whose files are as they were is not compared row by row
+(rose.store.index: one signature per node folder). Each change a person (or git) can make to the files is made
+here behind rose's back, and the next command, a fresh process's view (a new Store on the same folder), sees it."""
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+
+from rose import report
+from rose.model import Node, Scope
+from rose.store import Layers, Store
+from rose.store.index import SIGNATURES
+
+
+def _store(layers: Layers) -> Store:
+    store = layers.project
+    store.save_many([Node(id=f"n_sig{i:03d}", family=("alpha", "beta")[i % 2], title=f"lesson {i}",
+                          body=f"Body of lesson {i}.") for i in range(10)])
+    store.sync()
+    return store
+
+
+def _fresh(store: Store) -> Store:
+    """The next command: another Store (its own connection) on the same files."""
+    return Store(store.root, Scope.PROJECT)
+
+
+def _titles(store: Store) -> dict[str, str]:
+    return {r.id: r.title for r in store.rows()}
+
+
+def test_an_edit_in_place_is_seen_though_no_folder_changed(layers: Layers) -> None:
+    store = _store(layers)
+    path = store.root / "nodes" / "alpha" / "n_sig002.md"
+    folder_mtime = os.stat(path.parent).st_mtime_ns
+    before = os.stat(path)
+    text = path.read_text(encoding="utf-8").replace("title: lesson 2", "title: edited by hand")
+    with open(path, "r+", encoding="utf-8") as handle:   # in place: the same inode, no rename
+        handle.write(text)
+        handle.truncate()
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))   # a later write, whatever the clock's tick
+    assert os.stat(path.parent).st_mtime_ns == folder_mtime and os.stat(path).st_ino == before.st_ino
+    fresh = _fresh(store)
+    report_ = fresh.sync()
+    assert report_.updated == 1 and _titles(fresh)["n_sig002"] == "edited by hand"
+
+
+def test_a_new_a_deleted_and_a_renamed_file_are_each_seen_by_the_next_command(layers: Layers) -> None:
+    store = _store(layers)
+    nodes = store.root / "nodes"
+    shutil.copy(nodes / "alpha" / "n_sig000.md", nodes / "beta" / "n_sig100.md")
+    text = (nodes / "beta" / "n_sig100.md").read_text(encoding="utf-8").replace("n_sig000", "n_sig100").replace(
+        "family: alpha", "family: delta")
+    (nodes / "beta" / "n_sig100.md").write_text(text, encoding="utf-8")
+    os.unlink(nodes / "alpha" / "n_sig004.md")
+    (nodes / "gamma").mkdir()
+    os.rename(nodes / "beta" / "n_sig003.md", nodes / "gamma" / "n_sig003.md")
+    fresh = _fresh(store)
+    fresh.sync()
+    rows = {r.id: r.path for r in fresh.rows()}
+    assert "n_sig100" in rows and "n_sig004" not in rows
+    assert rows["n_sig003"] == "nodes/gamma/n_sig003.md" and len(rows) == 10
+    assert not fresh.index.problems()
+    # and what a command prints says so: status counts by family
+    assert report.status(Layers.discover(store.root.parent)).families == {"alpha": 4, "beta": 5, "delta": 1}
+
+
+def test_a_folder_removed_whole_and_rows_no_folder_holds_are_dropped(layers: Layers) -> None:
+    store = _store(layers)
+    shutil.rmtree(store.root / "nodes" / "beta")
+    fresh = _fresh(store)
+    assert fresh.sync().removed == 5 and sorted(_titles(fresh)) == [f"n_sig{i:03d}" for i in range(0, 10, 2)]
+    # an index written before signatures (or by hand): a row for a file that no folder lists is still found
+    conn = sqlite3.connect(store.index_db_path)
+    conn.execute("INSERT INTO files(path, mtime_ns, size, node_id, problem) VALUES ('nodes/zeta/n_x.md', 1, 1, NULL,"
+                 " 'stale')")
+    conn.commit()
+    conn.close()
+    again = _fresh(store)
+    assert again.sync().removed == 1 and not again.index.problems()
+
+
+def test_unchanged_folders_are_not_compared_row_by_row(layers: Layers, monkeypatch) -> None:
+    store = _store(layers)
+    (store.root / "nodes" / "alpha" / "n_sig006.md").write_text(
+        (store.root / "nodes" / "alpha" / "n_sig006.md").read_text(encoding="utf-8").replace("lesson 6", "six"),
+        encoding="utf-8")
+    fresh = _fresh(store)
+    asked: list[list[str] | None] = []
+    known = fresh.index._known
+    monkeypatch.setattr(fresh.index, "_known", lambda prefixes: asked.append(
+        None if prefixes is None else list(prefixes)) or known(asked[-1]))
+    assert fresh.sync().updated == 1
+    assert asked == [["nodes/alpha/"]] and _titles(fresh)["n_sig006"] == "six"
+    signatures = fresh.index.conn.execute("SELECT value FROM meta WHERE key = ?", (SIGNATURES,)).fetchone()[0]
+    assert "nodes/alpha/" in signatures and "nodes/beta/" in signatures
+
+
+def test_a_problem_in_an_unchanged_folder_is_still_reported(layers: Layers) -> None:
+    store = _store(layers)
+    (store.root / "nodes" / "beta" / "broken.md").write_text("no frontmatter here\n", encoding="utf-8")
+    assert [rel for rel, _why in _fresh(store).sync().problems] == ["nodes/beta/broken.md"]
+    assert [rel for rel, _why in _fresh(store).sync().problems] == ["nodes/beta/broken.md"]   # skipped, still said
