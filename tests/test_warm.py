@@ -254,21 +254,22 @@ def test_the_helper_runs_its_blas_on_one_thread(monkeypatch: pytest.MonkeyPatch)
     setting is read when numpy loads, so it is in place before serve() runs, and the request's own environment
     (what a child it starts inherits) is untouched by it."""
     from rose import environment
+    from rose.embed import BLAS_THREADS
     from rose.warm import server
 
-    for name in server.ONE_THREAD:
+    for name in BLAS_THREADS:
         monkeypatch.setenv(name, "4")   # recorded, so the test's end restores this process's own value
         monkeypatch.delenv(name)
     seen: dict[str, str | None] = {}
 
     def serve(sock: str) -> None:
-        seen.update({name: os.environ.get(name) for name in server.ONE_THREAD})
+        seen.update({name: os.environ.get(name) for name in BLAS_THREADS})
         with environment.using({"PATH": "/usr/bin"}, "/"):
             seen["child"] = environment.child().get("OPENBLAS_NUM_THREADS")
 
     monkeypatch.setattr(server, "serve", serve)
     assert server.main(["/nonexistent/warm.sock"]) == 0
-    assert seen == {**server.ONE_THREAD, "child": None}
+    assert seen == {**BLAS_THREADS, "child": None}
 
 
 def test_the_hook_request_written_by_hand_is_what_json_reads() -> None:

@@ -31,11 +31,6 @@ MAX_REQUEST_BYTES = 16 * 1024 * 1024
 CATCH_UP_EVERY_S = 10.0   # how often a store is checked for lessons without a vector (the hooks sync the files)
 CODE_CHECK_EVERY_S = 10.0  # how often the helper checks whether rose's code changed under it (then it exits, and
                            # the next prompt starts a helper with the new code)
-# A request ranks one query vector against one matrix: a multi-threaded BLAS gains nothing there, and its idle
-# worker threads spin after every product, which doubled the helper's CPU per prompt (bench/bench_scale.py). Read
-# by the BLAS libraries once, when numpy loads, so set before it does; a request's own work (and anything it
-# starts) runs in the caller's environment (rose.environment), not in this one.
-ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 Warming = errors.Warming   # the model or a vector table is still loading: lexical results now, never a wait
@@ -369,7 +364,12 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) != 1:
         print("usage: python -m rose.warm.server SOCKET", file=sys.stderr)
         return 2
-    os.environ.update(ONE_THREAD)   # before anything loads numpy
+    # A request ranks one query vector against one matrix: BLAS threads gain nothing there and their idle workers
+    # spin after every product (rose.embed.BLAS_THREADS). The helper is rose's own process, so one thread, always;
+    # set before anything loads numpy. A request's own work runs in the caller's environment (rose.environment).
+    from rose.embed import BLAS_THREADS
+
+    os.environ.update(BLAS_THREADS)
     serve(argv[0])
     return 0
 
