@@ -258,6 +258,27 @@ class SyncReport:
         return bool(self.added or self.updated or self.removed)
 
 
+BULK_ROWS = 2000   # rows a rebuild buffers before writing them with one executemany per table
+
+
+@dataclass
+class _Bulk:
+    """A full rebuild's writes, into tables it has just emptied, inside its one transaction: the rows are buffered
+    and written a batch at a time (executemany) with rowids assigned here, instead of a delete, a lookup and four
+    inserts a lesson. What the per-lesson path looked up in the tables is held here: the ids written so far (the
+    duplicate check), the clean_files digests and the usage folds as they were when the rebuild began."""
+    clean: dict[str, bytes]
+    folds: dict[str, str]
+    ids: dict[str, str] = field(default_factory=dict)          # node id -> path, of every row written or buffered
+    next_rowid: int = 1
+    nodes: list[tuple] = field(default_factory=list)
+    fts: list[tuple] = field(default_factory=list)
+    cold: list[tuple] = field(default_factory=list)
+    unembed: list[tuple[str]] = field(default_factory=list)
+    files: list[tuple] = field(default_factory=list)
+    marks: dict[str, bytes | None] = field(default_factory=dict)   # clean_files changes, applied at each flush
+
+
 
 
 def text_hash(title: str, tags: str, gist: str, body: str) -> str:
@@ -384,6 +405,7 @@ class Index:
         self.db_path = db_path
         self.busy_timeout_s = busy_timeout_s
         self._conn: sqlite3.Connection | None = None
+        self._bulk: _Bulk | None = None   # a full rebuild in progress (see rebuild)
 
     def set_busy_timeout(self, seconds: float) -> None:
         self.busy_timeout_s = seconds
@@ -477,38 +499,13 @@ class Index:
             c.execute("DELETE FROM nodes WHERE rowid=?", (row[0],))
 
     def _insert(self, node: Node, rel_path: str, base: View | None = None) -> None:
-        tags = " ".join(node.tags)
-        claims = json.dumps([[k, c.claim] for k, c in zip(usage.claim_keys(node), node.dropped)], ensure_ascii=False)
-        cold = is_cold_path(rel_path)
-        status = Status.ARCHIVED.value if cold else node.status.value
-        cold_from = (node.archived_from or Status.ACTIVE).value if cold else ""
-        row: dict[str, object] = {
-            "id": node.id, "family": node.family, "title": node.title, "gist": node.gist, "tags": tags,
-            "body": node.body, "level": node.level, "status": status, "origin": node.origin.value,
-            "memory_type": node.memory_type.value, "scope": node.scope.value,
-            "importance": effective_importance(node.importance, node.learned_importance),
-            "parents": json.dumps(node.parents), "derived_from": json.dumps(node.derived_from),
-            "dropped": len(node.dropped), "tokens": estimate(node.body), "created": node.created,
-            "last_used": node.stats.last_used, "use_count": node.use_count, "path": rel_path,
-            "conflict": node.conflict,
-            "patches": json.dumps([c.claim for c in node.dropped if c.rescues > 0], ensure_ascii=False),
-            "text_hash": text_hash(node.title, tags, node.gist, node.body),
-            "origin_rescues": sum(1 for c in node.dropped if c.rescues > 0), "heldout_passed": node.heldout_passed,
-            "heldout_total": node.heldout_total, "trials": len(node.trials), "gaps": len(node.gaps),
-            "unreconciled": int(node.unreconciled),
-            "usage_base": "" if base is None or base.empty() else base.to_json(), "claims": claims,
-            "manifest": _manifest(node),
-            "cold": int(cold), "cold_from": cold_from, "base_importance": node.importance, "confidence": node.confidence,
-        }
-        cur = self.conn.execute(  # by name: a column added by a migration cannot shift the others
-            f"INSERT INTO nodes ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
+        row, cold = _node_row(node, rel_path, base)
+        cur = self.conn.execute(_INSERT_NODE, row)
         if cold:   # the archive is searched by its catalog fields alone, and never embedded
-            self.conn.execute("INSERT INTO cold_fts(rowid, id, title, tags, preview) VALUES (?,?,?,?,?)",
-                              (cur.lastrowid, node.id, node.title, tags, preview(node)))
+            self.conn.execute(_INSERT_COLD, (cur.lastrowid, node.id, node.title, row[4], preview(node)))
             self.conn.execute("DELETE FROM embeddings WHERE node_id=?", (node.id,))
         else:
-            self.conn.execute("INSERT INTO nodes_fts(rowid, id, title, gist, tags, body) VALUES (?,?,?,?,?,?)",
-                              (cur.lastrowid, node.id, node.title, node.gist, tags, node.body))
+            self.conn.execute(_INSERT_FTS, (cur.lastrowid, node.id, node.title, node.gist, row[4], node.body))
 
     # -- catching up with the files -------------------------------------------------------------------------
     def sync(self, nodes_dir: Path | Sequence[Path], parse: Callable[[Path], Node | tuple[Node, View]],
@@ -612,6 +609,10 @@ class Index:
                 report.updated += 1
 
     def _upsert_from_sync(self, node: Node, rel: str, st: os.stat_result, base: View | None = None) -> None:
+        bulk = self._bulk
+        if bulk is not None:
+            self._bulk_add(bulk, node, rel, st, base)
+            return
         clash = self.conn.execute("SELECT path FROM nodes WHERE id=? AND path<>?", (node.id, rel)).fetchone()
         if clash:
             reason = f"duplicate id {node.id} (also in {clash[0]}); this copy is not indexed"
@@ -620,6 +621,9 @@ class Index:
         self._upsert(node, rel, st.st_mtime_ns, st.st_size, base)
 
     def _record_problem(self, rel: str, st: os.stat_result, reason: str) -> None:
+        if self._bulk is not None:   # a rebuild: no row of this path exists yet
+            self._bulk.files.append((rel, st.st_mtime_ns, st.st_size, None, reason))
+            return
         with self._transaction():
             c = self.conn
             row = c.execute("SELECT node_id FROM files WHERE path=?", (rel,)).fetchone()
@@ -631,23 +635,71 @@ class Index:
     def rebuild(self, nodes_dir: Path | Sequence[Path],
                 parse: Callable[[Path], Node | tuple[Node, View]]) -> SyncReport:
         """Everything from the files again (what is cold is where its file is). Vectors are kept: each is tied to
-        the text it was made from."""
+        the text it was made from. One transaction: killed midway, the index is as it was before."""
         with self._transaction():
             for table in ("nodes", "nodes_fts", "cold_fts", "files"):
                 self.conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
             self.conn.execute("DELETE FROM meta WHERE key <> ?", (USAGE_MARK,))  # usage has its own reset
             # clean_files stays: a digest of the same bytes under the same redactor is as true as it was
-            report = self._sync(nodes_dir, parse)
+            self._bulk = _Bulk(clean=dict(self.conn.execute("SELECT path, digest FROM clean_files")),
+                               folds=dict(self.conn.execute("SELECT node_id, fold FROM usage")))
+            try:
+                report = self._sync(nodes_dir, parse)
+                self._bulk_flush(self._bulk)
+            finally:
+                self._bulk = None
             self.conn.execute("DELETE FROM clean_files WHERE path NOT IN (SELECT path FROM files)")
             return report
 
+    def _bulk_add(self, bulk: _Bulk, node: Node, rel: str, st: os.stat_result, base: View | None) -> None:
+        """_upsert_from_sync during a rebuild: the same rows, buffered (the tables held nothing when it began)."""
+        first = bulk.ids.get(node.id)
+        if first is not None and first != rel:
+            bulk.files.append((rel, st.st_mtime_ns, st.st_size, None,
+                               f"duplicate id {node.id} (also in {first}); this copy is not indexed"))
+            return
+        bulk.ids[node.id] = rel
+        row, cold = _node_row(node, rel, base)
+        rowid = bulk.next_rowid
+        bulk.next_rowid += 1
+        bulk.nodes.append((rowid, *row))
+        if cold:   # as _insert: the archive is searched by its catalog fields alone, and never embedded
+            bulk.cold.append((rowid, node.id, node.title, row[4], preview(node)))
+            bulk.unembed.append((node.id,))
+        else:
+            bulk.fts.append((rowid, node.id, node.title, node.gist, row[4], node.body))
+        bulk.files.append((rel, st.st_mtime_ns, st.st_size, node.id, None))
+        if len(bulk.nodes) >= BULK_ROWS:
+            self._bulk_flush(bulk)
+
+    def _bulk_flush(self, bulk: _Bulk) -> None:
+        c = self.conn
+        c.executemany(_INSERT_NODE_AT, bulk.nodes)
+        c.executemany(_INSERT_FTS, bulk.fts)
+        c.executemany(_INSERT_COLD, bulk.cold)
+        c.executemany("DELETE FROM embeddings WHERE node_id=?", bulk.unembed)
+        c.executemany(_INSERT_FILE, bulk.files)
+        c.executemany("DELETE FROM clean_files WHERE path = ?", [(p,) for p, d in bulk.marks.items() if d is None])
+        c.executemany("INSERT OR REPLACE INTO clean_files(path, digest) VALUES (?, ?)",
+                      [(p, d) for p, d in bulk.marks.items() if d is not None])
+        for buffer in (bulk.nodes, bulk.fts, bulk.cold, bulk.unembed, bulk.files):
+            buffer.clear()
+        bulk.marks.clear()
+
     # -- files known to need no redaction (rose.store.store._parse_for_index) ---------------------------------
     def is_clean(self, rel_path: str, digest: bytes) -> bool:
+        if self._bulk is not None:
+            bulk = self._bulk
+            known = bulk.marks[rel_path] if rel_path in bulk.marks else bulk.clean.get(rel_path)
+            return known == digest
         return self.conn.execute("SELECT 1 FROM clean_files WHERE path = ? AND digest = ?",
                                  (rel_path, digest)).fetchone() is not None
 
     def mark_clean(self, rel_path: str, digest: bytes | None) -> None:
         """Record (or, with None, forget) that this file's bytes needed no redaction."""
+        if self._bulk is not None:
+            self._bulk.marks[rel_path] = digest
+            return
         with self._transaction():
             if digest is None:
                 self.conn.execute("DELETE FROM clean_files WHERE path = ?", (rel_path,))
@@ -657,6 +709,9 @@ class Index:
 
     # -- usage (rose.store.usage) ---------------------------------------------------------------------------
     def usage_state(self, node_id: str) -> dict | None:
+        if self._bulk is not None:   # a rebuild reads every node's fold: read them all once (its usage is caught up)
+            fold = self._bulk.folds.get(node_id)
+            return None if fold is None else _state(fold)
         row = self.conn.execute("SELECT fold FROM usage WHERE node_id=?", (node_id,)).fetchone()
         return _state(row[0]) if row else None
 
@@ -1127,6 +1182,47 @@ class Index:
 
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+
+
+# the columns of `nodes` a lesson writes, by name (a column added by a migration cannot shift the others)
+_NODE_COLUMNS = ("id", "family", "title", "gist", "tags", "body", "level", "status", "origin", "memory_type", "scope",
+                 "importance", "parents", "derived_from", "dropped", "tokens", "created", "last_used", "use_count",
+                 "path", "conflict", "patches", "text_hash", "origin_rescues", "heldout_passed", "heldout_total",
+                 "trials", "gaps", "unreconciled", "usage_base", "claims", "manifest", "cold", "cold_from",
+                 "base_importance", "confidence")
+_INSERT_NODE = f"INSERT INTO nodes ({', '.join(_NODE_COLUMNS)}) VALUES ({', '.join('?' * len(_NODE_COLUMNS))})"
+_INSERT_NODE_AT = (f"INSERT INTO nodes (rowid, {', '.join(_NODE_COLUMNS)}) "
+                   f"VALUES ({', '.join('?' * (len(_NODE_COLUMNS) + 1))})")
+_INSERT_FTS = "INSERT INTO nodes_fts(rowid, id, title, gist, tags, body) VALUES (?,?,?,?,?,?)"
+_INSERT_COLD = "INSERT INTO cold_fts(rowid, id, title, tags, preview) VALUES (?,?,?,?,?)"
+_INSERT_FILE = "INSERT OR REPLACE INTO files(path, mtime_ns, size, node_id, problem) VALUES (?,?,?,?,?)"
+
+
+def _ids_json(ids: list[str]) -> str:
+    return "[]" if not ids else json.dumps(ids)   # most lists are empty
+
+
+def _node_row(node: Node, rel_path: str, base: View | None) -> tuple[tuple, bool]:
+    """A lesson's `nodes` row (values in _NODE_COLUMNS order), and whether it is cold (under archive/)."""
+    tags = " ".join(node.tags)
+    dropped = node.dropped
+    cold = is_cold_path(rel_path)
+    status = Status.ARCHIVED.value if cold else node.status.value
+    cold_from = (node.archived_from or Status.ACTIVE).value if cold else ""
+    if dropped:
+        claims = json.dumps([[k, c.claim] for k, c in zip(usage.claim_keys(node), dropped)], ensure_ascii=False)
+        patches = json.dumps([c.claim for c in dropped if c.rescues > 0], ensure_ascii=False)
+    else:
+        claims = patches = "[]"
+    row = (node.id, node.family, node.title, node.gist, tags, node.body, node.level, status, node.origin.value,
+           node.memory_type.value, node.scope.value, effective_importance(node.importance, node.learned_importance),
+           _ids_json(node.parents), _ids_json(node.derived_from), len(dropped), estimate(node.body), node.created,
+           node.stats.last_used, node.use_count, rel_path, node.conflict, patches,
+           text_hash(node.title, tags, node.gist, node.body), sum(1 for c in dropped if c.rescues > 0),
+           node.heldout_passed, node.heldout_total, len(node.trials), len(node.gaps), int(node.unreconciled),
+           "" if base is None or base.empty() else base.to_json(), claims, _manifest(node),
+           int(cold), cold_from, node.importance, node.confidence)
+    return row, cold
 
 
 def _manifest(node: Node) -> str:
