@@ -297,8 +297,29 @@ def _compiled() -> tuple[re.Pattern[str], dict[str, list[tuple]], list[tuple]]:
     prefixes = {s[0] for s in specs}
     anchors = {p for p in prefixes if not any(o != p and p.startswith(o) for o in prefixes)}
     table = {a: sorted((s for s in specs if s[0].startswith(a)), key=lambda s: -len(s[0])) for a in anchors}
-    anchored = [(kind, re.compile(a), re.compile(back), need) for kind, a, back, need in ANCHORED]
+    anchored = [(kind, re.compile(a), re.compile(back), need, _leading_literal(a)) for kind, a, back, need in ANCHORED]
     return re.compile(trie_pattern(anchors)), table, anchored
+
+
+def _leading_literal(pattern: str) -> str:
+    """The literal every match of `pattern` begins with ("" if none): where it does not occur, the pattern cannot
+    match, so its scan is skipped (exact, and most texts hold none of them: ~30 scans a text otherwise)."""
+    try:
+        import re._constants as sre_constants
+        import re._parser as sre_parse
+    except ImportError:   # Python 3.10
+        import sre_constants  # type: ignore[no-redef]
+        import sre_parse  # type: ignore[no-redef]
+
+    parsed = sre_parse.parse(pattern)
+    if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+        return ""   # a literal that does not match only itself
+    lead = []
+    for op, arg in parsed:
+        if op is not sre_constants.LITERAL:
+            break
+        lead.append(chr(arg))
+    return "".join(lead)
 
 
 def kinds() -> set[str]:
@@ -338,7 +359,9 @@ def find(text: str, out: list[Candidate]) -> None:
             out.append((pos, tm.end(), PRIO_PROVIDER, kind))
             last_end = tm.end()
             break
-    for kind, pattern, back, need in anchored:
+    for kind, pattern, back, need, lead in anchored:
+        if lead not in text:
+            continue
         for am in pattern.finditer(text):
             bm = back.search(text, max(0, am.start() - 96), am.start())
             if bm is not None and (not need or at_boundary(text, bm.start())):
