@@ -1,0 +1,66 @@
+"""The redactor's scan gates skip only scans that could not have matched.
+
+An anchored provider pattern is scanned only where its leading literal occurs (providers._leading_literal), and a
+context rule only where one of its gates does. Both are speed-ups that must change nothing: here the providers
+detector with every gate open (an empty literal occurs everywhere) finds exactly what it finds gated, over the
+redaction corpus (every family's secret in every syntax), its negatives, generated lessons and random text, and the
+literal itself is checked against the regex parser's own reading of each pattern.
+"""
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from rose.redact import providers
+from tests.support.gen_store import make_nodes
+from tests.support.secret_corpus import negatives, positives
+
+# characters the anchored patterns are built from, so random text hits their literals and bodies often
+_ALPHABET = "AaQq~:-._/+=0123456789abcdefABCDEF T3BlbkFJ_mmkNRALAzFuus \n"
+
+
+def _texts() -> list[str]:
+    texts = [s.text for s in positives(seed=1234, per_family=6)]
+    texts += [text for _name, text in negatives()]
+    texts += [t for n in make_nodes(200) for t in (n.title, n.gist, n.body)]
+    rng = random.Random(15)
+    pieces = [lead for *_rest, lead in providers._compiled()[2]] + ["-" + "x" * 40, ":AA", "//0", "-us1"]
+    for _ in range(3000):
+        parts = [rng.choice(pieces) if rng.random() < 0.3 else
+                 "".join(rng.choice(_ALPHABET) for _ in range(rng.randint(1, 60))) for _ in range(rng.randint(1, 8))]
+        texts.append("".join(parts))
+    return texts
+
+
+def _find(text: str) -> list[tuple]:
+    out: list = []
+    providers.find(text, out)
+    return sorted(out)
+
+
+def test_gated_scans_find_what_ungated_ones_find(monkeypatch):
+    texts = _texts()
+    gated = [_find(t) for t in texts]
+    anchor_re, table, anchored = providers._compiled()
+    monkeypatch.setattr(providers, "_compiled", lambda: (anchor_re, table, [(*a[:4], "") for a in anchored]))
+    assert [_find(t) for t in texts] == gated
+    assert sum(1 for g in gated if g) > 100   # the corpus does reach the anchored rules
+
+
+@pytest.mark.parametrize("kind, pattern", [(a[0], a[1]) for a in providers.ANCHORED])
+def test_every_match_begins_with_the_leading_literal(kind, pattern):
+    lead = providers._leading_literal(pattern)
+    for text in _texts()[:2000]:
+        for m in re.finditer(pattern, text):
+            assert text.startswith(lead, m.start()), (kind, text)
+
+
+def test_leading_literal_reads_the_pattern():
+    assert providers._leading_literal(r"\.atlasv1\.[A-Z]{3}") == ".atlasv1."
+    assert providers._leading_literal(r"ab?c") == "a"            # an optional character ends the literal
+    assert providers._leading_literal(r"a|b") == ""               # an alternation has none
+    assert providers._leading_literal(r"(?i)abc") == ""           # case-insensitive: the literal is not itself
+    assert providers._leading_literal(r"[ab]c") == ""
+
