@@ -64,3 +64,14 @@ def test_leading_literal_reads_the_pattern():
     assert providers._leading_literal(r"(?i)abc") == ""           # case-insensitive: the literal is not itself
     assert providers._leading_literal(r"[ab]c") == ""
 
+
+
+def test_remembered_short_texts_redact_as_the_redactor_does(monkeypatch):
+    import rose.redact as redact_module
+
+    monkeypatch.setattr(redact_module, "_MEMO_MAX", 50)   # the memory is emptied many times over
+    short = [t[i:i + n] for t in _texts()[:400] for i, n in ((0, 20), (5, 64), (3, 65))]
+    for _ in range(2):   # the second time from memory
+        assert [redact_module.redact(t) for t in short] == [redact_module._redact(t) for t in short]
+    assert len(redact_module._MEMO) <= 50
+    assert any(redact_module.redact(t) != t for t in short)   # some of them are secrets

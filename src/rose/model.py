@@ -478,10 +478,11 @@ class Node(Retention, Compression, Provenance, Usage, Graph, Content):
     @classmethod
     def from_dict(cls, data: dict[str, Any], body: str) -> Node:
         _required(cls, data)
-        keys = _keys(cls)
-        known = {key.name or name for name, key in keys}
-        values = {name: key.codec.read(body if name == "body" else data.get(key.name or name))
-                  for name, key in keys}
+        readers, known = _readers(cls)
+        values = {name: read(data.get(file_key)) for name, file_key, read in readers}
+        read_body = _BODY_READ[cls]
+        if read_body is not None:
+            values["body"] = read_body(body)
         return cls(**values, extra={k: v for k, v in data.items() if k not in known})
 
     def redact_text(self, redact: Callable[[str], str], where: Callable[[str], bool] | None = None) -> None:
@@ -514,6 +515,22 @@ def _keys(cls: type) -> tuple[tuple[str, Key], ...]:
     got = _KEYS.get(cls)
     if got is None:
         got = _KEYS[cls] = tuple((f.name, f.metadata["key"]) for f in fields(cls) if "key" in f.metadata)
+    return got
+
+
+_READERS: dict[type, tuple[tuple[tuple[str, str, Callable[[Any], Any]], ...], frozenset[str]]] = {}
+_BODY_READ: dict[type, Callable[[Any], Any] | None] = {}
+
+
+def _readers(cls: type) -> tuple[tuple[tuple[str, str, Callable[[Any], Any]], ...], frozenset[str]]:
+    """from_dict's table, cached per class: (field name, frontmatter key, codec read) of every keyed field but the
+    body (read from the text after the frontmatter), and the frontmatter keys known to the class."""
+    got = _READERS.get(cls)
+    if got is None:
+        keys = _keys(cls)
+        got = _READERS[cls] = (tuple((name, key.name or name, key.codec.read) for name, key in keys if name != "body"),
+                               frozenset(key.name or name for name, key in keys))
+        _BODY_READ[cls] = next((key.codec.read for name, key in keys if name == "body"), None)
     return got
 
 

@@ -70,8 +70,14 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+_DETECTORS: list[tuple] = []
+
+
 def _candidates(text: str) -> list[Candidate]:
-    from rose.redact import cards, encoded, jwt, keywords, pem, providers, urls
+    if not _DETECTORS:
+        from rose.redact import cards, encoded, jwt, keywords, pem, providers, urls
+        _DETECTORS.append((cards, encoded, jwt, keywords, pem, providers, urls))
+    cards, encoded, jwt, keywords, pem, providers, urls = _DETECTORS[0]
     out: list[Candidate] = []
     low = lower(text)
     providers.find(text, out)
@@ -123,8 +129,26 @@ def find_secrets(text: str) -> list[Finding]:
     return [Finding(kind, s, e) for s, e, _, kind in merged]
 
 
+# Short texts recur (a lesson's family and tags, a status word): their redaction, a pure function of the text, is
+# remembered. Bounded: emptied when full.
+_SHORT = 64
+_MEMO: dict[str, str] = {}
+_MEMO_MAX = 4096
+
+
 def redact(text: str) -> str:
     """Replace every secret in text with ``[REDACTED:<kind>]``. Idempotent."""
+    if len(text) <= _SHORT:
+        done = _MEMO.get(text)
+        if done is None:
+            if len(_MEMO) >= _MEMO_MAX:
+                _MEMO.clear()
+            done = _MEMO[text] = _redact(text)
+        return done
+    return _redact(text)
+
+
+def _redact(text: str) -> str:
     findings = find_secrets(text)
     if not findings:
         return text
