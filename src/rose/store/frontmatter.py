@@ -192,20 +192,41 @@ def render_node(node: Node, fields: dict[str, Any] | None = None) -> str:
     return f"{FENCE}\n{dump_yaml(node.to_dict() if fields is None else fields)}{FENCE}\n{node.body}\n"
 
 
+# every character str.splitlines breaks a line at, but "\n"
+_OTHER_BREAKS = re.compile("[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _split_plain(text: str) -> tuple[str, str] | None:
+    """split_frontmatter's (head, body) for a text whose only line break is "\n" (what rose writes), found by
+    str.find instead of splitting every line; None for any other text (the line-by-line reading decides)."""
+    if not text.startswith(FENCE + "\n") or _OTHER_BREAKS.search(text):
+        return None
+    end = text.find("\n" + FENCE + "\n", 3)   # the first line after the opening one that is the fence
+    if end != -1:
+        return text[4:end + 1], text[end + 5:]
+    if text.endswith("\n" + FENCE) and len(text) >= 7:   # the fence is the last line, with no newline
+        return text[4:len(text) - 3], ""
+    return None
+
+
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     """Split a node file into (frontmatter mapping, body). Raises ValueError with a reason a person can act on."""
     if text.startswith("\ufeff"):
         text = text[1:]
     if not text.startswith(FENCE + "\n") and not text.startswith(FENCE + "\r\n"):
         raise ValueError("does not start with a '---' frontmatter line")
-    lines = text.splitlines(keepends=True)
-    for i in range(1, len(lines)):
-        if lines[i].rstrip("\r\n") == FENCE:
-            head = "".join(lines[1:i])
-            body = "".join(lines[i + 1:])
-            break
+    split = _split_plain(text)
+    if split is not None:
+        head, body = split
     else:
-        raise ValueError("frontmatter is never closed by a '---' line")
+        lines = text.splitlines(keepends=True)
+        for i in range(1, len(lines)):
+            if lines[i].rstrip("\r\n") == FENCE:
+                head = "".join(lines[1:i])
+                body = "".join(lines[i + 1:])
+                break
+        else:
+            raise ValueError("frontmatter is never closed by a '---' line")
     try:
         data = _load_layout(head)
         if data is None:

@@ -1225,8 +1225,13 @@ def _node_row(node: Node, rel_path: str, base: View | None) -> tuple[tuple, bool
     return row, cold
 
 
+_EMPTY_MANIFEST = json.dumps({"dropped": [], "trials": []}, ensure_ascii=False)
+
+
 def _manifest(node: Node) -> str:
     """A node's delta manifest and trials for `rose tree`: meaning only (the counters are usage, folded on read)."""
+    if not node.dropped and not node.trials:
+        return _EMPTY_MANIFEST   # most lessons (json.dumps of the same empty lists, a rebuild's every row)
     dropped = [[k, {n: v for n, v in c.to_dict().items() if n not in usage.CLAIM_COUNTERS}]
                for k, c in zip(usage.claim_keys(node), node.dropped)]
     trials = [[k, {n: v for n, v in t.to_dict().items() if n not in usage.TRIAL_COUNTERS}]
