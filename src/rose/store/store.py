@@ -543,7 +543,7 @@ class Store:
             raise ValueError(f"refusing to write a node whose id breaks the id grammar: {node.id[:80]!r}")
         redact_node(node)
         path = self.node_path(node)
-        rel = path.relative_to(self.root).as_posix()
+        rel = self._rel(path)   # node_path is under the root: the same text
         old_rel = self.index.path_of(node.id)
         self._catch_up_usage()
         if disk is _UNSEEN:
