@@ -304,12 +304,12 @@ def _compiled() -> tuple[re.Pattern[str], dict[str, list[tuple]], list[tuple]]:
 def _leading_literal(pattern: str) -> str:
     """The literal every match of `pattern` begins with ("" if none): where it does not occur, the pattern cannot
     match, so its scan is skipped (exact, and most texts hold none of them: ~30 scans a text otherwise)."""
-    try:
-        import re._constants as sre_constants
-        import re._parser as sre_parse
-    except ImportError:   # Python 3.10
-        import sre_constants  # type: ignore[no-redef]
-        import sre_parse  # type: ignore[no-redef]
+    import importlib
+
+    try:   # the regex parser's own reading (private modules: 3.11 moved them, 3.10 has them at the top)
+        sre_parse, sre_constants = importlib.import_module("re._parser"), importlib.import_module("re._constants")
+    except ImportError:
+        sre_parse, sre_constants = importlib.import_module("sre_parse"), importlib.import_module("sre_constants")
 
     parsed = sre_parse.parse(pattern)
     if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
