@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -864,11 +863,16 @@ def _version() -> str:
     return __version__
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    # `rose hook` never reaches here: rose.launcher routes it to rose.hooks.entry
+def parse(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    """The command line read (argparse exits on a bad one, as it always has)."""
+    argv = list(argv)
     parser = build_parser(argv[0] if argv and not argv[0].startswith("-") else None)
-    args = parser.parse_args(argv)
+    return parser, parser.parse_args(argv)
+
+
+def dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Run a parsed command: its exit code, every failure one line. The warm helper calls this too, inside a
+    request's environment (rose.warm.commands), so the environment is read through rose.environment."""
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
@@ -882,8 +886,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a bug must still read as one line, with the way to see more
-        if os.environ.get(envvars.DEBUG):
+        from rose import environment
+
+        if environment.get(envvars.DEBUG):
             raise
         print(f"rose: internal error: {type(exc).__name__}: {exc} (set {envvars.DEBUG}=1 for the traceback)",
               file=sys.stderr)
         return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # `rose hook` never reaches here: rose.launcher routes it to rose.hooks.entry (and an inspection command to
+    # the warm helper when one is up, rose.warm.client.run_command)
+    parser, args = parse(sys.argv[1:] if argv is None else argv)
+    return dispatch(parser, args)
