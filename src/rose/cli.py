@@ -212,7 +212,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
         _print_json([asdict(line) for line in lines])
     else:
-        print(render.tree(lines))
+        print(render.tree(lines, full=args.all))
     return 0
 
 
@@ -236,7 +236,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(result.to_dict())
     else:
-        print(render.listing(result))
+        print(render.listing(result, full=args.all))
     return 0
 
 
@@ -761,6 +761,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     p = command("tree", cmd_tree, "the lesson DAG with levels and delta manifests")
     p.add_argument("--family")
+    p.add_argument("--all", action="store_true", help=f"draw every line (a tree of more than {render_bound('TREE')} "
+                   "lines shows each family's count and its first subtrees; --json has them all)")
 
     p = command("show", cmd_show, "one lesson, whole: provenance, importance, utility, uses, archive path")
     p.add_argument("id")
@@ -770,6 +772,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--scope", choices=["project", "global"])
     p.add_argument("--type", choices=["lesson", "orientation", "experience"])
     p.add_argument("--cold", action="store_true", help="list the cold archive instead of the hot store")
+    p.add_argument("--all", action="store_true", help=f"every row (by default the first {render_bound('LIST')}, "
+                   "by importance; --json has them all)")
 
     p = command("delete", cmd_delete, "remove one record for good (says what happens to its DAG neighbours; asks)")
     p.add_argument("id")
@@ -855,6 +859,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     if only is not None and not built:
         return build_parser()
     return parser
+
+
+def render_bound(which: str) -> int:
+    """A human view's bound, for a help text (render is imported only when the parser names tree or list)."""
+    from rose import render
+
+    return int(getattr(render, f"{which}_SHOWN"))
 
 
 def _version() -> str:
