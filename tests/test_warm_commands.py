@@ -78,6 +78,8 @@ def _taught(project: Path) -> str:
 def test_each_served_command_prints_the_bytes_and_exit_code_it_prints_in_process(project: Path, helper: str) -> None:
     node_id = _taught(project)
     run_rose("config", "set", "recall.selector", "hybrid", cwd=project)   # another one asks a model: not served
+    # while the helper's model loads, a command that ranks is left to its caller (it would load a model itself)
+    wait_until(lambda: _served(helper, ["search", "retry"], project) is not None, "the helper's model loaded")
     commands = [["status"], ["status", "--json"], ["search", "retry", "backoff"], ["search", "--json", "redis"],
                 ["recall", "--prompt", "add retries to the client"], ["recall", "--json", "--prompt", "redis ttl"],
                 ["tree"], ["tree", "--json"], ["list"], ["list", "--json"], ["list", "cache"], ["show", node_id],
@@ -192,3 +194,11 @@ def test_the_command_request_written_by_hand_is_what_json_reads() -> None:
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     assert json.loads(line) == {"op": "command", "argv": argv, "cwd": "/w d", "env": env,
                                 "streams": [["utf-8", "strict"], ["ascii", "backslashreplace"]]}
+
+
+def test_while_the_helper_warms_a_command_that_ranks_runs_in_its_callers_process() -> None:
+    from rose.warm import commands
+
+    streams = [("utf-8", "strict"), ("utf-8", "strict")]
+    for argv in (["search", "retry"], ["recall", "--prompt", "retry"]):
+        assert commands.run(argv, "/", dict(os.environ), streams, warming=lambda: True) is None

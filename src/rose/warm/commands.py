@@ -15,7 +15,7 @@ import contextvars
 import io
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rose import environment
@@ -107,11 +107,16 @@ def _servable(args: Any) -> bool:
     return True
 
 
-def run(argv: list[str], cwd: str, env: dict[str, str], streams: list[tuple[str, str]]) -> tuple[int, bytes, bytes] | None:
-    """(exit code, stdout bytes, stderr bytes) of the command, or None: not served here (the caller runs it)."""
+RANKING = frozenset({"search", "recall"})   # the commands that rank with the embedding model
+
+
+def run(argv: list[str], cwd: str, env: dict[str, str], streams: list[tuple[str, str]],
+        warming: Callable[[], bool] = lambda: False) -> tuple[int, bytes, bytes] | None:
+    """(exit code, stdout bytes, stderr bytes) of the command, or None: not served here (the caller runs it).
+    `warming()`: the helper's model or vectors are still loading, so a command that ranks is not served."""
     from rose import cli
 
-    if len(streams) != 2 or not argv or argv[0] not in SERVED_COMMANDS:
+    if len(streams) != 2 or not argv or argv[0] not in SERVED_COMMANDS or (argv[0] in RANKING and warming()):
         return None
     with environment.using(env, cwd):
         try:

@@ -54,6 +54,13 @@ class Warm:
         self.lock = threading.Lock()        # ranking: the loaded embedders and tables are used one query at a time
         self.load_lock = threading.Lock()   # the `loading` set
 
+    def warming(self) -> bool:
+        """The model or a vector table is still loading (or none was asked for yet): a command that ranks would
+        load its own model here, inside the request, so it runs in its caller's process instead."""
+        with self.load_lock:
+            loading = any(isinstance(w, tuple) and w[0] in ("model", "table") for w in self.loading)
+        return loading or not self.embedders   # an embedder of None: no model to load (dense is off either way)
+
     def _in_background(self, what: object, load: Any) -> None:
         with self.load_lock:
             if what in self.loading:
@@ -262,7 +269,8 @@ class _Handler(socketserver.StreamRequestHandler):
         if not isinstance(env, dict) or not isinstance(streams, list):
             return None
         done = commands.run([str(a) for a in message["argv"]], str(message.get("cwd") or "/"),
-                            {str(k): str(v) for k, v in env.items()}, [(str(e), str(r)) for e, r in streams])
+                            {str(k): str(v) for k, v in env.items()}, [(str(e), str(r)) for e, r in streams],
+                            warming=WARM.warming)
         if done is None:
             return None
         code, out, err = done
