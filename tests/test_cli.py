@@ -137,7 +137,13 @@ def test_a_thousand_lessons(project: Path) -> None:
     assert status.returncode == 0, status.stderr
     data = json.loads(status.stdout)
     assert sum(data["families"].values()) == 1000
-    assert run_rose_here("tree", cwd=project).stdout.count("\n") >= 1000
+    assert run_rose_here("tree", "--all", cwd=project).stdout.count("\n") >= 1000
+    bounded = run_rose_here("tree", cwd=project).stdout   # nobody reads 1,000 lines: each family and its first trees
+    assert bounded.count("\n") < 100 and "`rose tree --all`" in bounded
+    assert len(json.loads(run_rose_here("tree", "--json", cwd=project).stdout)) >= 1000   # --json stays whole
+    listed = run_rose_here("list", cwd=project).stdout
+    assert "… and 900 more" in listed and run_rose_here("list", "--all", cwd=project).stdout.count("\n") >= 1000
+    assert len(json.loads(run_rose_here("list", "--json", cwd=project).stdout)["rows"]) == 1000
     assert "n_0003e7" in run_rose_here("show", "n_0003e7", cwd=project).stdout
     index = json.loads(run_rose_here("index", "--rebuild", "--json", cwd=project).stdout)
     assert index[0]["indexed"] == 1000 and index[0]["problems"] == []

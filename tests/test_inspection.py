@@ -73,3 +73,32 @@ def test_doctor_names_a_corrupt_lesson_and_a_setting_it_did_not_apply(layers: La
     assert any("max_pack_tokens" in c.detail for c in checks if c.name.startswith("config "))
     printed = render.checks(checks)
     assert "[WARN] corrupt file:" in printed and "[ok  ] python:" in printed
+
+
+def test_a_large_tree_or_list_is_bounded_for_a_human_and_whole_with_all() -> None:
+    from rose.report import TreeLine
+    from rose.retention.manage import Listing, Row
+
+    lines = []
+    for family in ("ci", "db"):
+        for i in range(150):
+            lines.append(TreeLine(0, f"n_{family}{i:04d}", 1, "active", f"{family} rule {i}", family, "project",
+                                  False, []))
+            lines.append(TreeLine(1, f"n_{family}l{i:03d}", 0, "active", f"{family} detail {i}", family, "project",
+                                  False, []))
+    text = render.tree(lines)
+    assert text.splitlines()[0] == "ci: 300 lessons"
+    assert "  L1 n_ci0000 ci/ci rule 0" in text and "    └─ L0 n_cil000 ci/ci detail 0" in text
+    assert "n_ci0003" not in text and "  … and 147 more trees: `rose tree --family ci --all`" in text
+    assert "db: 300 lessons" in text and text.endswith("(600 nodes in all: `rose tree --all` draws every one, "
+                                                       "`--json` lists them)")
+    assert render.tree(lines, full=True).splitlines() == render.tree(lines[:render.TREE_SHOWN]).splitlines() + \
+        render.tree(lines[render.TREE_SHOWN:], full=True).splitlines()
+    assert len(render.tree(lines, full=True).splitlines()) == 600
+    rows = [Row(f"n_{i:06d}", "project", "lesson", "active", f"rule {i}", 0.5, 0.5, 0, 10, "", False, f"/p/{i}.md")
+            for i in range(250)]
+    listed = Listing([], rows, "", False)
+    shown = render.listing(listed).splitlines()
+    assert shown[-1].startswith("… and 150 more, by falling importance: `rose list --all`")
+    assert any(line.startswith("n_000099 ") for line in shown) and not any("n_000100" in line for line in shown)
+    assert sum(line.startswith("n_") for line in render.listing(listed, full=True).splitlines()) == 250

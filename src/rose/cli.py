@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -213,7 +212,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
         _print_json([asdict(line) for line in lines])
     else:
-        print(render.tree(lines))
+        print(render.tree(lines, full=args.all))
     return 0
 
 
@@ -237,7 +236,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(result.to_dict())
     else:
-        print(render.listing(result))
+        print(render.listing(result, full=args.all))
     return 0
 
 
@@ -762,6 +761,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     p = command("tree", cmd_tree, "the lesson DAG with levels and delta manifests")
     p.add_argument("--family")
+    p.add_argument("--all", action="store_true", help=f"draw every line (a tree of more than {render_bound('TREE')} "
+                   "lines shows each family's count and its first subtrees; --json has them all)")
 
     p = command("show", cmd_show, "one lesson, whole: provenance, importance, utility, uses, archive path")
     p.add_argument("id")
@@ -771,6 +772,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--scope", choices=["project", "global"])
     p.add_argument("--type", choices=["lesson", "orientation", "experience"])
     p.add_argument("--cold", action="store_true", help="list the cold archive instead of the hot store")
+    p.add_argument("--all", action="store_true", help=f"every row (by default the first {render_bound('LIST')}, "
+                   "by importance; --json has them all)")
 
     p = command("delete", cmd_delete, "remove one record for good (says what happens to its DAG neighbours; asks)")
     p.add_argument("id")
@@ -858,17 +861,29 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def render_bound(which: str) -> int:
+    """A human view's bound, for a help text (render is imported only when the parser names tree or list)."""
+    from rose import render
+
+    return int(getattr(render, f"{which}_SHOWN"))
+
+
 def _version() -> str:
     from rose import __version__
 
     return __version__
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    # `rose hook` never reaches here: rose.launcher routes it to rose.hooks.entry
+def parse(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    """The command line read (argparse exits on a bad one, as it always has)."""
+    argv = list(argv)
     parser = build_parser(argv[0] if argv and not argv[0].startswith("-") else None)
-    args = parser.parse_args(argv)
+    return parser, parser.parse_args(argv)
+
+
+def dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Run a parsed command: its exit code, every failure one line. The warm helper calls this too, inside a
+    request's environment (rose.warm.commands), so the environment is read through rose.environment."""
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
@@ -882,8 +897,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a bug must still read as one line, with the way to see more
-        if os.environ.get(envvars.DEBUG):
+        from rose import environment
+
+        if environment.get(envvars.DEBUG):
             raise
         print(f"rose: internal error: {type(exc).__name__}: {exc} (set {envvars.DEBUG}=1 for the traceback)",
               file=sys.stderr)
         return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # `rose hook` never reaches here: rose.launcher routes it to rose.hooks.entry (and an inspection command to
+    # the warm helper when one is up, rose.warm.client.run_command)
+    parser, args = parse(sys.argv[1:] if argv is None else argv)
+    return dispatch(parser, args)

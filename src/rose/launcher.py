@@ -1,5 +1,7 @@
 """The `rose` console command. It only routes: `rose hook ...` (run by agents on every prompt) goes straight to the
-hook entry without importing the CLI, argparse or pathlib; everything else goes to rose.cli."""
+hook entry without importing the CLI, argparse or pathlib; an inspection command goes to the warm helper when one
+of this user's is up (rose.warm.client.run_command); everything else, and those when no helper serves them, goes to
+rose.cli."""
 import os
 import sys
 
@@ -35,6 +37,14 @@ def main() -> int:
         from rose.hooks.entry import main as hook_main
 
         _end(hook_main(sys.argv[2:]))
+    from rose.warm.client import SERVED_COMMANDS
+
+    if sys.argv[1:2] and sys.argv[1] in SERVED_COMMANDS:   # an inspection command: the warm helper's, when one is up
+        from rose.warm.client import run_command
+
+        served = run_command(sys.argv[1:])
+        if served is not None:
+            _end(served)
     from rose.cli import main as cli_main
 
     return cli_main()

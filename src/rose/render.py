@@ -159,7 +159,13 @@ def _buckets(items: list[Bucket]) -> list[str]:
     return out
 
 
-def listing(r: Listing) -> str:
+# A human view is bounded: nobody reads 50,000 lines (--all prints every one; --json always has them all)
+LIST_SHOWN = 100        # `rose list`: rows shown, by falling importance
+TREE_SHOWN = 200        # `rose tree`: a tree of up to this many lines is drawn whole
+TREE_PER_FAMILY = 3     # ... a larger one: each family's count and its first subtrees (the highest levels first)
+
+
+def listing(r: Listing, full: bool = False) -> str:
     t = r.totals()
     scopes = ", ".join(f"{name} {c['hot']} hot / {c['cold']} cold" for name, c in r.scopes().items())
     out = [f"hot {t['hot']} ({t['hot_tokens']} tok), cold {t['cold']} ({t['cold_tokens']} tok); {scopes}"]
@@ -172,10 +178,14 @@ def listing(r: Listing) -> str:
     what = "cold archive" if r.cold else "hot store"
     out.append(f"{what}{' matching ' + repr(r.filter) if r.filter else ''}: {len(r.rows)} "
                f"(ids are stable: `rose show ID`, `rose delete ID`)")
-    for row in r.rows:
+    rows = r.rows if full else r.rows[:LIST_SHOWN]
+    for row in rows:
         out.append(f"{row.id:<14} {row.scope:<7} {row.memory_type:<11} imp {row.importance:.2f}  U {row.utility:.2f}  "
                    f"{row.uses:>3} uses {row.tokens:>5} tok  {plain_title(row.title)}"
                    + ("" if row.status in ("active", "archived") else f"  [{row.status}]"))
+    if len(rows) < len(r.rows):
+        out.append(f"… and {len(r.rows) - len(rows)} more, by falling importance: `rose list --all` prints every "
+                   "one; a FILTER narrows the list")
     return "\n".join(out)
 
 
@@ -220,9 +230,30 @@ def moved(m: Moved) -> str:
     return f"{m.id} moved to the {'cold archive' if m.to == 'archive' else 'hot store'}{tail}"
 
 
-def tree(lines: list[TreeLine]) -> str:
+def tree(lines: list[TreeLine], full: bool = False) -> str:
     if not lines:
         return "(no lessons)"
+    if full or len(lines) <= TREE_SHOWN:
+        return _tree_lines(lines)
+    # bounded: the subtrees (a line at depth 0 and the lines under it) grouped by their root's family
+    families: dict[str, list[list[TreeLine]]] = {}
+    for line in lines:
+        if line.depth == 0:
+            families.setdefault(line.family, []).append([])
+            current = families[line.family][-1]
+        current.append(line)
+    out = []
+    for family, subtrees in families.items():
+        ids = {line.id for subtree in subtrees for line in subtree}
+        out.append(f"{family}: {len(ids)} lesson{'' if len(ids) == 1 else 's'}")
+        out += ["  " + text for subtree in subtrees[:TREE_PER_FAMILY] for text in _tree_lines(subtree).split("\n")]
+        if len(subtrees) > TREE_PER_FAMILY:
+            out.append(f"  … and {len(subtrees) - TREE_PER_FAMILY} more trees: `rose tree --family {family} --all`")
+    out.append(f"({len(lines)} nodes in all: `rose tree --all` draws every one, `--json` lists them)")
+    return "\n".join(out)
+
+
+def _tree_lines(lines: list[TreeLine]) -> str:
     out = []
     for line in lines:
         pad = "  " * line.depth + ("└─ " if line.depth else "")

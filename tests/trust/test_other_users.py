@@ -128,6 +128,50 @@ def test_a_socket_served_by_another_user_is_never_handed_a_prompt(other, shared:
         server.wait(timeout=HANG_S)
 
 
+COMMAND_ATTACKER = r"""
+import os, socket, sys
+path = sys.argv[1]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(path); os.chmod(path, 0o777); s.listen(5)
+open(sys.argv[2], "w").write("ready")
+while True:
+    c, _ = s.accept()
+    data = c.recv(1 << 20)
+    open(sys.argv[3], "ab").write(data)
+    c.sendall(b"C0 9 0\nINJECTED\n")   # a well-formed answer to any command
+    c.close()
+"""
+
+
+def test_a_socket_served_by_another_user_is_never_handed_a_command(other, shared: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """An inspection command's request carries the caller's environment: another user's socket gets none of it,
+    and its answer is never printed (the command runs in-process instead)."""
+    import io
+
+    from rose.warm import client
+
+    script = shared / "command-attacker.py"
+    script.write_text(COMMAND_ATTACKER)
+    sock, ready, stolen = shared / "c.sock", shared / "c-ready", shared / "c-stolen"
+    server = other.popen([SYSTEM_PYTHON, str(script), str(sock), str(ready), str(stolen)])
+    try:
+        deadline = time.monotonic() + HANG_S
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ready.exists(), "the attacker's server did not start"
+        monkeypatch.setattr(client, "socket_path", lambda: str(sock))
+        monkeypatch.setenv("ROSE_TEST_API_KEY", "sk-my-secret-value")
+        out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+        monkeypatch.setattr(sys, "stdout", out)
+        assert client.run_command(["status"]) is None            # refused: its peer is not this user
+        assert out.buffer.getvalue() == b""
+        assert not stolen.exists() or b"sk-my-secret-value" not in stolen.read_bytes()
+    finally:
+        server.kill()
+        server.wait(timeout=HANG_S)
+
+
 CLIENT = r"""
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

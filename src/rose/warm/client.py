@@ -149,9 +149,10 @@ def peer_uid(conn: Any) -> int | None:
     return struct.unpack("3i", raw)[1]
 
 
-def _exchange(sock: str, line: bytes, timeout: float) -> bytes | object | None:
-    """One line out, one line back, to a helper of this user only. None when no such helper is there (do the work
-    here); _TIMED_OUT when one took the request and did not answer in time."""
+def _exchange(sock: str, line: bytes, timeout: float, whole: bool = False) -> bytes | object | None:
+    """One line out, one line back (`whole`: everything up to the helper's close), to a helper of this user only.
+    None when no such helper is there (do the work here); _TIMED_OUT when one took the request and did not answer
+    in time."""
     try:
         conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     except OSError:
@@ -174,7 +175,7 @@ def _exchange(sock: str, line: bytes, timeout: float) -> bytes | object | None:
                 if not chunk:
                     break
                 chunks.append(chunk)
-                if chunk.endswith(b"\n"):
+                if not whole and chunk.endswith(b"\n"):
                     break
         except TimeoutError:
             return _TIMED_OUT
@@ -281,6 +282,70 @@ def run_hook(argv: list[str], payload: bytes, timeout: float) -> str | None:
         spawn(sock)   # no helper, or one that could not run it (its error reply): here, and a helper for next time
         return None
     return data[len(RAW_REPLY):-1].decode("utf-8", "surrogateescape")
+
+
+# The inspection commands the helper may answer: they write nothing a user sees (an index catches up, as it would
+# in-process) and never ask. The helper narrows further (route and recall, by their flags and settings) and answers
+# anything else, or anything it cannot run exactly as a fresh process would, with "not served".
+SERVED_COMMANDS = frozenset({"status", "search", "recall", "tree", "list", "show", "route", "credit"})
+COMMAND_TIMEOUT_S = 120.0   # bounds a hung helper only: a command at 50,000 lessons takes about a second
+COMMAND_REPLY = b"C"        # a served command's reply: this mark, "code stdout-bytes stderr-bytes\n", then both
+
+
+def command_request(argv: list[str], cwd: str, env: dict[str, str], streams: list[tuple[str, str]]) -> bytes:
+    """The `command` request line, written by hand like hook_request: json.loads reads it."""
+    pairs = ", ".join(f"{quoted(k)}: {quoted(v)}" for k, v in env.items())
+    codecs = ", ".join(f"[{quoted(e)}, {quoted(r)}]" for e, r in streams)
+    return (f'{{"op": "command", "argv": [{", ".join(quoted(a) for a in argv)}], "cwd": {quoted(cwd)}, '
+            f'"streams": [{codecs}], "env": {{{pairs}}}}}\n').encode()
+
+
+def parse_command_reply(data: bytes) -> tuple[int, bytes, bytes] | None:
+    """(exit code, stdout bytes, stderr bytes) of a served command; None for anything else (not served, an error,
+    a reply cut short)."""
+    if not data.startswith(COMMAND_REPLY):
+        return None
+    head, sep, body = data[len(COMMAND_REPLY):].partition(b"\n")
+    fields = head.split()
+    if not sep or len(fields) != 3 or not all(f.isdigit() for f in fields):
+        return None
+    code, n_out, n_err = (int(f) for f in fields)
+    if len(body) != n_out + n_err:
+        return None
+    return code, body[:n_out], body[n_out:]
+
+
+def run_command(argv: list[str]) -> int | None:
+    """Have the warm helper answer an inspection command (its imports and indexes are warm): its exit code once its
+    output is written here, or None to run it in-process (not such a command, helpers off, no helper of this user,
+    one that would not or could not serve it). No helper is started for a command."""
+    if not argv or argv[0] not in SERVED_COMMANDS or not helpers_allowed():
+        return None
+    out, err = sys.stdout, sys.stderr
+    if out is None or err is None or not hasattr(out, "buffer") or not hasattr(err, "buffer"):
+        return None
+    sock = socket_path()
+    if sock is None:
+        return None
+    try:
+        cwd = os.getcwd()
+    except OSError:   # a folder removed under the shell: in-process, which says so as it always has
+        return None
+    line = command_request(argv, cwd, dict(os.environ),
+                           [(out.encoding, out.errors or "strict"), (err.encoding, err.errors or "strict")])
+    data = _exchange(sock, line, COMMAND_TIMEOUT_S, whole=True)
+    reply = parse_command_reply(data) if isinstance(data, bytes) else None
+    if reply is None:
+        return None   # it wrote nothing: the command runs here, as if no helper were up
+    code, stdout, stderr = reply
+    try:
+        for stream, data in ((out, stdout), (err, stderr)):
+            stream.flush()
+            stream.buffer.write(data)
+            stream.buffer.flush()
+    except BrokenPipeError:
+        return 0   # as the command itself would: a reader that went away (`| head`) is not a failure
+    return code
 
 
 def embed_spec(es: Any) -> dict[str, Any]:

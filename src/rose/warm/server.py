@@ -4,6 +4,8 @@ It serves three requests over a private Unix socket, each one JSON line:
     {"op": "hook", "argv": [agent, event], "stdin": payload, "cwd", "env"}  -> {"stdout": the hook's JSON}
     {"op": "dense", "embed": {...}, "query", "dbs", "k"}                    -> {"ranks": {db: [[id, cosine], ...]}}
     {"op": "catch_up", "embed": {...}, "dbs"}                               -> {"started": bool} (embeds off-line)
+    {"op": "command", "argv", "cwd", "env", "streams"}  -> "C code n_out n_err\n" + stdout + stderr bytes, or a
+                                                          line that is not (run it in-process): rose.warm.commands
 Hooks run here exactly as in a fresh process (the same dispatch, the same fail-open boundary), in the caller's own
 environment and working directory (rose.environment); only imports, the embedding model and the vectors are already
 warm. One helper per user and installation: a second one started at the same moment finds the first's lock and
@@ -51,6 +53,13 @@ class Warm:
         self.loading: set[object] = set()
         self.lock = threading.Lock()        # ranking: the loaded embedders and tables are used one query at a time
         self.load_lock = threading.Lock()   # the `loading` set
+
+    def warming(self) -> bool:
+        """The model or a vector table is still loading (or none was asked for yet): a command that ranks would
+        load its own model here, inside the request, so it runs in its caller's process instead."""
+        with self.load_lock:
+            loading = any(isinstance(w, tuple) and w[0] in ("model", "table") for w in self.loading)
+        return loading or not self.embedders   # an embedder of None: no model to load (dense is off either way)
 
     def _in_background(self, what: object, load: Any) -> None:
         with self.load_lock:
@@ -234,6 +243,10 @@ class _Handler(socketserver.StreamRequestHandler):
             if message.get("op") == "hook" and message.get("reply") == "raw":   # the lean client: no json there
                 self.wfile.write(RAW_REPLY + self._hook(message).encode("utf-8", "surrogateescape") + b"\n")
                 return
+            if message.get("op") == "command":   # an inspection command; anything but its reply means "run it there"
+                served = self._command(message)
+                self.wfile.write(served if served is not None else b"-not served\n")
+                return
             if message.get("op") == "dense":
                 reply: dict[str, Any] = {"ranks": WARM.rank(message["embed"], str(message["query"]),
                                                             list(message["dbs"]), int(message.get("k", 50)))}
@@ -246,6 +259,22 @@ class _Handler(socketserver.StreamRequestHandler):
         except Exception as exc:  # noqa: BLE001 - the client falls back to doing the work itself
             reply = {"error": f"{type(exc).__name__}: {exc}"}
         self.wfile.write(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
+
+    @staticmethod
+    def _command(message: dict[str, Any]) -> bytes | None:
+        from rose.warm import commands
+        from rose.warm.client import COMMAND_REPLY
+
+        env, streams = message.get("env"), message.get("streams")
+        if not isinstance(env, dict) or not isinstance(streams, list):
+            return None
+        done = commands.run([str(a) for a in message["argv"]], str(message.get("cwd") or "/"),
+                            {str(k): str(v) for k, v in env.items()}, [(str(e), str(r)) for e, r in streams],
+                            warming=WARM.warming)
+        if done is None:
+            return None
+        code, out, err = done
+        return COMMAND_REPLY + f"{code} {len(out)} {len(err)}\n".encode() + out + err
 
     @staticmethod
     def _hook(message: dict[str, Any]) -> str:
@@ -293,6 +322,9 @@ def serve(sock: str) -> None:
     from rose.warm import client
 
     redact_own_output()
+    from rose.warm.commands import route_streams
+
+    route_streams()   # after the redactor: a served command's output is captured whole, the helper's own redacted
     folder = os.path.dirname(sock)
     why = client.sound_folder(folder)
     if why is not None:
@@ -349,6 +381,10 @@ def serve(sock: str) -> None:
         WARM._in_background(("model", WARM._key(defaults)), lambda: WARM.load_embedder(defaults))
 
     preload()
+
+    from rose.warm import commands
+
+    WARM._in_background("commands", commands.preload)   # an inspection command's imports, once hooks are served
     try:
         server.serve_forever(poll_interval=0.5)
     finally:
