@@ -69,6 +69,7 @@ class EmbedProvider(str, enum.Enum):
 
 @dataclass
 class RecallSettings:
+    """recall.*: how lessons are chosen and packed for a prompt."""
     enabled: bool = knob(True, "Switch recall off without uninstalling the hooks.")
     selector: Selector = knob(Selector.FORK, "How lessons are chosen once the store outgrows the pack budget.")
     max_pack_tokens: int = knob(2000, "Budget of the injected block; below it the whole store is served unfiltered.")
@@ -94,6 +95,7 @@ class RecallSettings:
 
 @dataclass
 class ReflectionSettings:
+    """reflection.*: when a turn is worth learning from."""
     mode: ReflectionMode = knob(ReflectionMode.BACKGROUND, "Who reflects when a turn was substantial.")
     nudge_after_tool_calls: int = knob(12, "A turn with this many tool calls is worth a thought.")
     nudge_after_turns: int = knob(3, "Or this many turns since the last reflection.")
@@ -104,6 +106,7 @@ class ReflectionSettings:
 
 @dataclass
 class CompressionSettings:
+    """compression.*: when and how far a lesson earns a shorter form."""
     enabled: bool = knob(True, "Let usage earn lessons a shorter form.")
     max_level: int = knob(6, "No lesson is compressed beyond this level.")
     min_successes: int = knob(2, "Recalls attributed as used on successful work before a compression attempt.")
@@ -117,6 +120,7 @@ class CompressionSettings:
 
 @dataclass
 class DescentSettings:
+    """descent.*: how a dropped claim is ranked for re-attaching."""
     w_judge: float = knob(0.60, "Weight of the model's usefulness ranking of a dropped claim.")
     w_prior: float = knob(0.28, "Weight of the claim's Laplace-smoothed rescue rate (observed outcome).")
     w_cost: float = knob(0.12, "Penalty per (normalised) token of re-attaching the claim.")
@@ -125,6 +129,7 @@ class DescentSettings:
 
 @dataclass
 class CreditSettings:
+    """credit.*: withholding served lessons to measure whether they help."""
     withhold_rate: float = knob(0.1, "Chance per session that a lesson which would be served is withheld, to measure "
                                 "whether it helps (never twice in a row, at most 0.5; 0 switches withholding off).")
     withhold_user_rules: bool = knob(False, "Also withhold rules you stated yourself (quoted from your words, or "
@@ -139,6 +144,7 @@ class CreditSettings:
 
 @dataclass
 class EvolutionSettings:
+    """evolution.*: skills and guardrails tried against a randomized control."""
     enabled: bool = knob(False, "Let the learner turn grounded memories into candidate skills and guardrails, tried "
                          "against a randomized control before they count (machine-local; writes the agent's local "
                          "hook settings for guardrails).", privileged=True)
@@ -159,11 +165,13 @@ class EvolutionSettings:
 
 @dataclass
 class RoutingSettings:
+    """routing.*: the selection rules sent with a selector call."""
     max_tokens: int = knob(300, "Cap on the selection rules sent with every selector call.")
 
 
 @dataclass
 class AgentSettings:
+    """agent.*: who answers the judge's questions (backend, model, endpoints, commands) and its deadline."""
     backend: BackendName = knob(BackendName.AUTO, "Who answers the judge's questions; auto = first of claude, codex on PATH.",
                             privileged=True)
     model: str = knob("", "Model name passed to the backend; empty = the backend's default.")
@@ -182,6 +190,7 @@ class AgentSettings:
 
 @dataclass
 class EmbedSettings:
+    """embed.*: the dense retrieval model."""
     provider: EmbedProvider = knob(EmbedProvider.AUTO, "Dense retrieval model; none = lexical search only.",
                                     privileged=True)
     base_url: str = knob("http://127.0.0.1:11434/v1", "OpenAI-compatible /v1/embeddings endpoint, for provider openai.",
@@ -193,6 +202,7 @@ class EmbedSettings:
 
 @dataclass
 class Settings:
+    """Every setting, one section per concern, with the problems met while loading them."""
     recall: RecallSettings = field(default_factory=RecallSettings)
     reflection: ReflectionSettings = field(default_factory=ReflectionSettings)
     compression: CompressionSettings = field(default_factory=CompressionSettings)
@@ -212,6 +222,7 @@ ALIASES = {"agent": "agent.backend", "selector": "recall.selector"}
 
 @dataclass(frozen=True)
 class Knob:
+    """One setting as declared: its dotted key, type, default, reason and privilege."""
     key: str
     type: type
     default: Any

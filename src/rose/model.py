@@ -243,6 +243,7 @@ class Trial:
 
 @dataclass
 class Stats:
+    """A lesson's judged record: how often it was served on judged work, and how that work went."""
     attempts: int = 0     # times served on work whose outcome was judged
     successes: int = 0    # served, used, and the work succeeded
     failures: int = 0     # served, used, and the work failed

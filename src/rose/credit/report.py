@@ -72,6 +72,7 @@ def _load(path: Any) -> list[dict[str, str]]:
 
 @dataclass
 class LessonCredit:
+    """One lesson's line in `rose credit`."""
     id: str
     title: str
     status: str

@@ -32,6 +32,7 @@ class HookName(str, Enum):
 
 @dataclass
 class HookEvent:
+    """One hook call, either agent's payload in one shape."""
     agent: Agent
     name: HookName
     session_id: str

@@ -41,6 +41,7 @@ class Tier(str, Enum):
 
 @dataclass
 class Item:
+    """One lesson on its way into the block: its row, its store, why it was chosen and the tier it is served at."""
     id: str
     row: IndexRow
     store: Store
@@ -54,6 +55,7 @@ class Item:
 
 @dataclass
 class Fitted:
+    """The items that fit the budget, and how many chosen ones did not."""
     items: list[Item]
     left_out: int        # lessons chosen but over the budget (or the global sub-cap): named on the notice
 

@@ -39,6 +39,7 @@ MAX_PROMPT_CHARS = 8000   # a pasted log is searched by its head; the whole of i
 
 @dataclass
 class RecallResult:
+    """What one recall served: the block, the notice line, the items and the trace."""
     block: str
     notice: str
     items: list[Item] = field(default_factory=list)

@@ -28,6 +28,7 @@ SERVABLE_VALUES = frozenset(s.value for s in SERVABLE)   # rose.model.SERVABLE, 
 
 @dataclass
 class Paged:
+    """A cold record paged into recall, with its match score and why it matched."""
     store: Store
     row: IndexRow
     match: int        # rules.cold_match's score

@@ -125,6 +125,7 @@ RECONCILED_KEY = "catalog_checked"   # index meta: the catalog's stat and the co
 
 @dataclass
 class Reconciled:
+    """What reconciling the cold catalog with the archive's files changed."""
     added: int = 0      # cold records the catalog lacked (a move interrupted before its line, or a pull)
     closed: int = 0     # catalog entries whose record is no longer cold (restored or deleted elsewhere)
 

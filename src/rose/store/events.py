@@ -35,6 +35,7 @@ class EventKind(str, Enum):
 
 @dataclass
 class Event:
+    """One line of a store's event log."""
     kind: EventKind
     data: dict[str, Any] = field(default_factory=dict)
     ts: str = field(default_factory=now_iso)

@@ -183,6 +183,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 @dataclass
 class IndexRow:
+    """One lesson as the index holds it: what recall ranks, packs and serves without reading the file."""
     id: str
     family: str
     title: str
@@ -245,6 +246,7 @@ SERVABLE = tuple(s.value for s in model_servable)   # rose.model.SERVABLE, as th
 
 @dataclass
 class SyncReport:
+    """What one sync of the index with the lesson files changed, and the problems it met."""
     added: int = 0
     updated: int = 0
     removed: int = 0

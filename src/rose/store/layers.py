@@ -198,6 +198,7 @@ def _own_or_pinned(path: Path):
 
 @dataclass
 class Layers:
+    """The stores a folder sees: its project store (or the user's own for it) over the global one."""
     project: Store | None
     global_: Store | None
     cwd: Path
