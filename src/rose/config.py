@@ -246,18 +246,28 @@ class Knob:
 
 
 @functools.lru_cache(maxsize=1)
-def _all_knobs() -> tuple[Knob, ...]:
+def _sections() -> dict[str, type]:
+    """Section name -> its settings class, in declaration order (cheap: no annotation is evaluated)."""
+    # every section field is field(default_factory=<its class>)
+    return {f.name: cast(type, f.default_factory) for f in fields(Settings) if not f.metadata.get("not_a_section")}
+
+
+@functools.lru_cache(maxsize=None)
+def _section_knobs(section: str) -> tuple[Knob, ...]:
+    """One section's knobs. Per section, because resolving the annotations is most of the cost and the prompt hook
+    looks up only the keys its config files and ROSE_* variables set."""
+    section_type = _sections()[section]
+    hints = get_type_hints(section_type)
     out = []
-    for section in fields(Settings):
-        if section.metadata.get("not_a_section"):
-            continue
-        section_type = cast(type, section.default_factory)  # every section field is field(default_factory=<its class>)
-        hints = get_type_hints(section_type)
-        for f in fields(section_type):
-            default = f.default if f.default is not MISSING else None
-            out.append(Knob(f"{section.name}.{f.name}", hints[f.name], default, f.metadata.get("reason", ""),
-                            bool(f.metadata.get("privileged", False))))
+    for f in fields(section_type):
+        default = f.default if f.default is not MISSING else None
+        out.append(Knob(f"{section}.{f.name}", hints[f.name], default, f.metadata.get("reason", ""),
+                        bool(f.metadata.get("privileged", False))))
     return tuple(out)
+
+
+def _all_knobs() -> tuple[Knob, ...]:
+    return tuple(k for section in _sections() for k in _section_knobs(section))
 
 
 def knobs() -> list[Knob]:
@@ -266,7 +276,8 @@ def knobs() -> list[Knob]:
 
 def _knob(key: str) -> Knob:
     key = ALIASES.get(key, key)
-    for k in knobs():
+    section, _, _name = key.partition(".")
+    for k in _section_knobs(section) if section in _sections() else ():
         if k.key == key:
             return k
     sections = sorted(_section_names())
@@ -367,7 +378,7 @@ ENV_PREFIX = "ROSE_"  # ROSE_<SECTION>_<NAME>=value: the user's own, applied ove
 
 
 def _section_names() -> set[str]:
-    return {k.key.split(".")[0] for k in _all_knobs()}
+    return set(_sections())
 
 
 def env_overrides(env: Any = None) -> dict[str, dict[str, str]]:
@@ -378,12 +389,17 @@ def env_overrides(env: Any = None) -> dict[str, dict[str, str]]:
     from rose import environment
 
     env = environment.current() if env is None else env
-    known = {f"{ENV_PREFIX}{k.section.upper()}_{k.name.upper()}": k for k in _all_knobs()}
+    prefixes = {f"{ENV_PREFIX}{section.upper()}_": section for section in _sections()}
     out: dict[str, dict[str, str]] = {}
     for key, value in env.items():
-        knob = known.get(key)
-        if knob is not None:
-            out.setdefault(knob.section, {})[knob.name] = value
+        if not key.startswith(ENV_PREFIX):
+            continue
+        # only the sections a variable names are resolved (ROSE_HOME and the like name none)
+        for prefix, section in prefixes.items():
+            if key.startswith(prefix):
+                for knob in _section_knobs(section):
+                    if key == f"{prefix}{knob.name.upper()}":
+                        out.setdefault(section, {})[knob.name] = value
     return out
 
 
