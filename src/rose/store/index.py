@@ -20,16 +20,19 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rose.model import SERVABLE as model_servable
-from rose.model import SERVABLE_SQL, Node, Status
+from rose.model import SERVABLE_SQL, Status
 from rose.retention.rules import effective_importance, preview
 from rose.store import usage
 from rose.store.archive import is_cold_path
 from rose.store.usage import View
 from rose.tokens import estimate
 from rose.words import STOPWORDS, everyday
+
+if TYPE_CHECKING:
+    from rose.records import Node
 
 # Each migration is (name, SQL). Append only: never edit one that has shipped.
 MIGRATIONS: list[tuple[str, str]] = [

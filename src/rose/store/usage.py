@@ -43,9 +43,12 @@ import json
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rose.model import Node, valid_node_id
+from rose.model import valid_node_id
+
+if TYPE_CHECKING:
+    from rose.records import Node
 
 LOG_NAME = "usage.jsonl"
 GITATTRIBUTES_LINE = "usage.jsonl merge=union"
