@@ -252,7 +252,7 @@ def _sections() -> dict[str, type]:
     return {f.name: cast(type, f.default_factory) for f in fields(Settings) if not f.metadata.get("not_a_section")}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _section_knobs(section: str) -> tuple[Knob, ...]:
     """One section's knobs. Per section, because resolving the annotations is most of the cost and the prompt hook
     looks up only the keys its config files and ROSE_* variables set."""

@@ -26,8 +26,20 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from rose.records import (Claim, Codec, Compression, Content, Episode, Graph, Key, Node, Provenance, Retention,
-                              Stats, Trial, Usage, key)
+    from rose.records import Claim as Claim
+    from rose.records import Codec as Codec
+    from rose.records import Compression as Compression
+    from rose.records import Content as Content
+    from rose.records import Episode as Episode
+    from rose.records import Graph as Graph
+    from rose.records import Key as Key
+    from rose.records import Node as Node
+    from rose.records import Provenance as Provenance
+    from rose.records import Retention as Retention
+    from rose.records import Stats as Stats
+    from rose.records import Trial as Trial
+    from rose.records import Usage as Usage
+    from rose.records import key as key
 
 ID_HEX_CHARS = 6  # n_xxxxxx: 16.7M ids per prefix; collisions are checked against the store when minting
 # The id grammar. An id names a file (nodes/<family>/<id>.md, episodes/<id>.json) and is written into the injected
@@ -165,7 +177,13 @@ def new_episode_id() -> str:
 
 
 # The records (Node, Claim, Trial, Stats, Episode, the codecs) are defined in rose.records and loaded on first use.
-_RECORDS = frozenset(("_as_str", "_str_list", "Claim", "Trial", "Stats", "Codec", "Key", "_enum", "_node_ids", "_int", "_float", "TEXT", "TEXTS", "STAMP", "OPTIONAL_TEXTS", "QUOTES", "BODY", "FLAG", "OPTIONAL_FLOAT", "CREATED", "CLAIMS", "TRIALS", "STATS", "key", "_heldout", "_heldout_pair", "_is_set", "HELDOUT_PASSED", "HELDOUT_TOTAL", "_REQUIRED", "_required", "_node_id", "NODE_ID", "EPISODE_IDS", "Content", "Graph", "Usage", "Provenance", "Compression", "Retention", "Node", "_redacted", "_KEYS", "_WRITTEN", "_keys", "_written_keys", "Episode"))
+_RECORDS = frozenset((
+    "_as_str", "_str_list", "Claim", "Trial", "Stats", "Codec", "Key", "_enum", "_node_ids", "_int", "_float",
+    "TEXT", "TEXTS", "STAMP", "OPTIONAL_TEXTS", "QUOTES", "BODY", "FLAG", "OPTIONAL_FLOAT", "CREATED",
+    "CLAIMS", "TRIALS", "STATS", "key", "_heldout", "_heldout_pair", "_is_set", "HELDOUT_PASSED",
+    "HELDOUT_TOTAL", "_REQUIRED", "_required", "_node_id", "NODE_ID", "EPISODE_IDS", "Content", "Graph",
+    "Usage", "Provenance", "Compression", "Retention", "Node", "_redacted", "_KEYS", "_WRITTEN", "_keys",
+    "_written_keys", "Episode"))
 
 
 def __getattr__(name: str) -> Any:

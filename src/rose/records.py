@@ -9,9 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rose.model import (ClaimKind, EpisodeOutcome, MemoryType, Origin, Outcome, Scope, Status, _check_ids, now_iso, valid_episode_id, valid_node_id)
+from rose.model import (ClaimKind, EpisodeOutcome, MemoryType, Origin, Outcome, Scope, Status, _check_ids, now_iso,
+                        valid_episode_id, valid_node_id)
+
+if TYPE_CHECKING:
+    from enum import Enum
 
 
 def _as_str(value: Any) -> str:

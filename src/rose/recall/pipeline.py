@@ -204,7 +204,7 @@ def _skills(stores: list[Store], owner: Store, session_id: str, prompt: str, set
 
 def _announce(owner: Store, line: str, hot: bool) -> str:
     """A lesson the learner withdrew as harmful is named once, on the next notice line."""
-    from rose.credit.report import take_announcements
+    from rose.credit.announce import take_announcements
 
     try:
         said = take_announcements(owner)
