@@ -152,8 +152,9 @@ dataclasses._process_class = _record
 real_exit = os._exit
 def _checked_exit(code):
     problems = []
-    if "rose.records" in sys.modules:
-        problems.append("rose.records loaded")
+    for heavy in ("rose.records", "typing"):
+        if heavy in sys.modules:
+            problems.append(heavy + " loaded")
     if undocumented:
         problems.append("dataclasses without a docstring: " + ", ".join(undocumented))
     sys.stderr.write("; ".join(problems))
@@ -166,10 +167,11 @@ main()
 """
 
 
-def test_the_in_process_prompt_hook_defines_no_records_and_documents_its_dataclasses(project: Path) -> None:
+def test_the_in_process_prompt_hook_stays_lean(project: Path) -> None:
     """The prompt hook answered in its own process (no helper) reads index rows, never a record: rose.records (Node
-    and its concerns, about a tenth of the hook's imports) stays unloaded. Every dataclass it does define has a
-    docstring, since Python 3.11 computes an inspect.signature for the __doc__ of each one without."""
+    and its concerns, about a tenth of the hook's imports) stays unloaded, and so does typing (annotations only,
+    under TYPE_CHECKING). Every dataclass it does define has a docstring, since Python 3.11 computes an
+    inspect.signature for the __doc__ of each one without."""
     import subprocess
     import sys
 

@@ -15,9 +15,12 @@ import functools
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from collections.abc import Callable
-from typing import Any, cast, get_type_hints
 
 from rose.errors import ConfigError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def knob(default: Any, reason: str, *, privileged: bool = False) -> Any:
@@ -249,7 +252,8 @@ class Knob:
 def _sections() -> dict[str, type]:
     """Section name -> its settings class, in declaration order (cheap: no annotation is evaluated)."""
     # every section field is field(default_factory=<its class>)
-    return {f.name: cast(type, f.default_factory) for f in fields(Settings) if not f.metadata.get("not_a_section")}
+    return {f.name: f.default_factory for f in fields(Settings)  # type: ignore[misc]
+            if not f.metadata.get("not_a_section")}
 
 
 @functools.cache
@@ -277,6 +281,8 @@ def _hints(cls: type) -> dict[str, Any]:
         if isinstance(annotation, str) and annotation.isidentifier():
             found = globals().get(annotation, getattr(builtins, annotation, None))
         if not isinstance(found, type):
+            from typing import get_type_hints
+
             return get_type_hints(cls)
         out[name] = found
     return out

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
 
 from rose.inert import escape, plain
 from rose.store.budget import PACK_OVERHEAD_TOKENS
 from rose.tokens import estimate
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rose.config import RecallSettings
     from rose.store.sessions import SessionState

@@ -10,7 +10,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from rose.recall.trace import Trace
 
@@ -25,7 +24,10 @@ from rose.store.budget import whole
 from rose.store.index import SERVABLE
 from rose.store.sessions import SessionState
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rose.deadline import Deadline
     from rose.judge import Judge
     from rose.store import Layers, Store

@@ -10,12 +10,12 @@ notice says which one ran. Hybrid cannot fail: it is the floor recall always sta
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from rose.config import Selector
 from rose.errors import SelectorFailed
 from rose.recall.candidates import Candidate, dense_evidence, lexical_evidence
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rose.config import RecallSettings
     from rose.deadline import Deadline

@@ -13,11 +13,11 @@ it misleads, and paging it back would let it mislead again (`rose restore` still
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from rose.model import SERVABLE
 from rose.retention import rules
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rose.store import Store
     from rose.store.index import IndexRow

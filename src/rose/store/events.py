@@ -11,10 +11,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
 from rose.model import now_iso
 from rose.store.atomic import file_lock
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_BYTES = 16 * 1024 * 1024  # ~50k events; one rotated generation is kept beside it
 

@@ -20,7 +20,6 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from rose.model import SERVABLE as model_servable
 from rose.model import SERVABLE_SQL, Status
@@ -31,7 +30,10 @@ from rose.store.usage import View
 from rose.tokens import estimate
 from rose.words import STOPWORDS, everyday
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rose.records import Node
 
 # Each migration is (name, SQL). Append only: never edit one that has shipped.

@@ -73,7 +73,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from rose.errors import CorruptFile, NodeNotFound
 from rose.model import Scope, Status, new_episode_id, new_node_id, valid_episode_id, valid_node_id
@@ -82,7 +81,10 @@ from rose.store.atomic import (LOCK_TIMEOUT_S, FileBatch, file_lock, move_file, 
                                write_text_atomic)
 from rose.store.index import Index, IndexRow, SyncReport
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the records load where one is read or written, never on a prompt that only queries the index
+    from typing import Any
+
     from rose.records import Episode, Node
 
 GITIGNORE = """\

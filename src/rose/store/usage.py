@@ -43,11 +43,13 @@ import json
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any
 
 from rose.model import valid_node_id
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rose.records import Node
 
 LOG_NAME = "usage.jsonl"
