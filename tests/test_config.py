@@ -153,3 +153,22 @@ def test_set_in_file_round_trips(tmp_path: Path) -> None:
 def test_docs_config_reference_is_generated_from_code() -> None:
     checked_in = (REPO / "docs" / "config.md").read_text(encoding="utf-8")
     assert checked_in == config.reference_markdown(), "regenerate: python -m rose.config > docs/config.md"
+
+
+def test_knob_types_are_the_declared_annotations() -> None:
+    """The knobs' types come from a plain-name lookup (no eval); they must be what get_type_hints resolves."""
+    import typing
+
+    resolved = {}
+    for section in config.Settings.__dataclass_fields__.values():
+        if section.metadata.get("not_a_section"):
+            continue
+        cls = section.default_factory
+        resolved.update({f"{section.name}.{name}": t for name, t in typing.get_type_hints(cls).items()})
+    assert {k.key: k.type for k in config.knobs()} == resolved
+
+
+def test_settings_from_the_environment_name_only_known_keys() -> None:
+    env = {"ROSE_HOME": "/x", "ROSE_RECALL_SELECTOR": "hybrid", "ROSE_AGENT_BACKEND": "codex",
+           "ROSE_RECALL_NO_SUCH_KNOB": "1", "PATH": "/bin"}
+    assert config.env_overrides(env) == {"recall": {"selector": "hybrid"}, "agent": {"backend": "codex"}}

@@ -124,8 +124,11 @@ def test_unknown_agent_or_event_is_a_notice(taught: Path) -> None:
 
 
 def test_hook_parses_without_importing_argparse(taught: Path) -> None:
-    code = ("import sys, io, json; sys.argv=['rose','hook','claude','UserPromptSubmit'];"
+    # the hook process ends with os._exit (rose.launcher._end): the check runs there, before the real exit
+    code = ("import os, sys, io, json; sys.argv=['rose','hook','claude','UserPromptSubmit'];"
             "from rose.launcher import main; sys.stdin=io.TextIOWrapper(io.BytesIO(b'{}'));"
+            "real_exit = os._exit;"
+            "os._exit = lambda code: real_exit(3 if 'argparse' in sys.modules else code);"
             "main(); assert 'argparse' not in sys.modules, 'argparse on the hook path'")
     import subprocess
     import sys
@@ -133,3 +136,52 @@ def test_hook_parses_without_importing_argparse(taught: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=taught, capture_output=True, text=True,
                          env={**os.environ})
     assert out.returncode == 0, out.stderr
+
+
+# Run as the hook process itself: it ends with os._exit once its answer is flushed (rose.launcher._end), so the
+# checks run there, just before the real exit, in the process that answered.
+_LEAN_HOOK = """
+import dataclasses, os, sys
+undocumented = []
+define = dataclasses._process_class
+def _record(cls, *args, **kwargs):
+    if cls.__dict__.get("__doc__") is None:
+        undocumented.append(cls.__module__ + "." + cls.__qualname__)
+    return define(cls, *args, **kwargs)
+dataclasses._process_class = _record
+real_exit = os._exit
+def _checked_exit(code):
+    problems = []
+    for heavy in ("rose.records", "typing"):
+        if heavy in sys.modules:
+            problems.append(heavy + " loaded")
+    if undocumented:
+        problems.append("dataclasses without a docstring: " + ", ".join(undocumented))
+    sys.stderr.write("; ".join(problems))
+    sys.stderr.flush()
+    real_exit(3 if problems else code)
+os._exit = _checked_exit
+sys.argv = ["rose", "hook", "claude", "UserPromptSubmit"]
+from rose.launcher import main
+main()
+"""
+
+
+def test_the_in_process_prompt_hook_stays_lean(project: Path) -> None:
+    """The prompt hook answered in its own process (no helper) reads index rows, never a record: rose.records (Node
+    and its concerns, about a tenth of the hook's imports) stays unloaded, and so does typing (annotations only,
+    under TYPE_CHECKING). Every dataclass it does define has a docstring, since Python 3.11 computes an
+    inspect.signature for the __doc__ of each one without."""
+    import subprocess
+    import sys
+
+    from tests.support.gen_store import populate
+
+    populate(project / ".rose", 60).close()
+    run_rose("config", "set", "recall.selector", "hybrid", cwd=project)
+    assert run_rose("index", cwd=project).returncode == 0
+    stdin = payload("claude", "UserPromptSubmit", project, prompt="why is the redis cache ttl ignored")
+    out = subprocess.run([sys.executable, "-c", _LEAN_HOOK], cwd=project, input=stdin, capture_output=True,
+                         text=True, env={**os.environ, "ROSE_WARM_HELPER": "0"}, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "lesson" in json.loads(out.stdout)["systemMessage"]

@@ -15,9 +15,12 @@ import functools
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from collections.abc import Callable
-from typing import Any, cast, get_type_hints
 
 from rose.errors import ConfigError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def knob(default: Any, reason: str, *, privileged: bool = False) -> Any:
@@ -69,6 +72,7 @@ class EmbedProvider(str, enum.Enum):
 
 @dataclass
 class RecallSettings:
+    """recall.*: how lessons are chosen and packed for a prompt."""
     enabled: bool = knob(True, "Switch recall off without uninstalling the hooks.")
     selector: Selector = knob(Selector.FORK, "How lessons are chosen once the store outgrows the pack budget.")
     max_pack_tokens: int = knob(2000, "Budget of the injected block; below it the whole store is served unfiltered.")
@@ -94,6 +98,7 @@ class RecallSettings:
 
 @dataclass
 class ReflectionSettings:
+    """reflection.*: when a turn is worth learning from."""
     mode: ReflectionMode = knob(ReflectionMode.BACKGROUND, "Who reflects when a turn was substantial.")
     nudge_after_tool_calls: int = knob(12, "A turn with this many tool calls is worth a thought.")
     nudge_after_turns: int = knob(3, "Or this many turns since the last reflection.")
@@ -104,6 +109,7 @@ class ReflectionSettings:
 
 @dataclass
 class CompressionSettings:
+    """compression.*: when and how far a lesson earns a shorter form."""
     enabled: bool = knob(True, "Let usage earn lessons a shorter form.")
     max_level: int = knob(6, "No lesson is compressed beyond this level.")
     min_successes: int = knob(2, "Recalls attributed as used on successful work before a compression attempt.")
@@ -117,6 +123,7 @@ class CompressionSettings:
 
 @dataclass
 class DescentSettings:
+    """descent.*: how a dropped claim is ranked for re-attaching."""
     w_judge: float = knob(0.60, "Weight of the model's usefulness ranking of a dropped claim.")
     w_prior: float = knob(0.28, "Weight of the claim's Laplace-smoothed rescue rate (observed outcome).")
     w_cost: float = knob(0.12, "Penalty per (normalised) token of re-attaching the claim.")
@@ -125,6 +132,7 @@ class DescentSettings:
 
 @dataclass
 class CreditSettings:
+    """credit.*: withholding served lessons to measure whether they help."""
     withhold_rate: float = knob(0.1, "Chance per session that a lesson which would be served is withheld, to measure "
                                 "whether it helps (never twice in a row, at most 0.5; 0 switches withholding off).")
     withhold_user_rules: bool = knob(False, "Also withhold rules you stated yourself (quoted from your words, or "
@@ -139,6 +147,7 @@ class CreditSettings:
 
 @dataclass
 class EvolutionSettings:
+    """evolution.*: skills and guardrails tried against a randomized control."""
     enabled: bool = knob(False, "Let the learner turn grounded memories into candidate skills and guardrails, tried "
                          "against a randomized control before they count (machine-local; writes the agent's local "
                          "hook settings for guardrails).", privileged=True)
@@ -159,11 +168,13 @@ class EvolutionSettings:
 
 @dataclass
 class RoutingSettings:
+    """routing.*: the selection rules sent with a selector call."""
     max_tokens: int = knob(300, "Cap on the selection rules sent with every selector call.")
 
 
 @dataclass
 class AgentSettings:
+    """agent.*: who answers the judge's questions (backend, model, endpoints, commands) and its deadline."""
     backend: BackendName = knob(BackendName.AUTO, "Who answers the judge's questions; auto = first of claude, codex on PATH.",
                             privileged=True)
     model: str = knob("", "Model name passed to the backend; empty = the backend's default.")
@@ -182,6 +193,7 @@ class AgentSettings:
 
 @dataclass
 class EmbedSettings:
+    """embed.*: the dense retrieval model."""
     provider: EmbedProvider = knob(EmbedProvider.AUTO, "Dense retrieval model; none = lexical search only.",
                                     privileged=True)
     base_url: str = knob("http://127.0.0.1:11434/v1", "OpenAI-compatible /v1/embeddings endpoint, for provider openai.",
@@ -193,6 +205,7 @@ class EmbedSettings:
 
 @dataclass
 class Settings:
+    """Every setting, one section per concern, with the problems met while loading them."""
     recall: RecallSettings = field(default_factory=RecallSettings)
     reflection: ReflectionSettings = field(default_factory=ReflectionSettings)
     compression: CompressionSettings = field(default_factory=CompressionSettings)
@@ -212,6 +225,7 @@ ALIASES = {"agent": "agent.backend", "selector": "recall.selector"}
 
 @dataclass(frozen=True)
 class Knob:
+    """One setting as declared: its dotted key, type, default, reason and privilege."""
     key: str
     type: type
     default: Any
@@ -235,18 +249,47 @@ class Knob:
 
 
 @functools.lru_cache(maxsize=1)
-def _all_knobs() -> tuple[Knob, ...]:
+def _sections() -> dict[str, type]:
+    """Section name -> its settings class, in declaration order (cheap: no annotation is evaluated)."""
+    # every section field is field(default_factory=<its class>)
+    return {f.name: f.default_factory for f in fields(Settings)  # type: ignore[misc]
+            if not f.metadata.get("not_a_section")}
+
+
+@functools.cache
+def _section_knobs(section: str) -> tuple[Knob, ...]:
+    """One section's knobs. Per section, because resolving the annotations is most of the cost and the prompt hook
+    looks up only the keys its config files and ROSE_* variables set."""
+    section_type = _sections()[section]
+    hints = _hints(section_type)
     out = []
-    for section in fields(Settings):
-        if section.metadata.get("not_a_section"):
-            continue
-        section_type = cast(type, section.default_factory)  # every section field is field(default_factory=<its class>)
-        hints = get_type_hints(section_type)
-        for f in fields(section_type):
-            default = f.default if f.default is not MISSING else None
-            out.append(Knob(f"{section.name}.{f.name}", hints[f.name], default, f.metadata.get("reason", ""),
-                            bool(f.metadata.get("privileged", False))))
+    for f in fields(section_type):
+        default = f.default if f.default is not MISSING else None
+        out.append(Knob(f"{section}.{f.name}", hints[f.name], default, f.metadata.get("reason", ""),
+                        bool(f.metadata.get("privileged", False))))
     return tuple(out)
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    """get_type_hints, without its eval when every annotation is a plain name (bool, int, Selector): a lookup in
+    this module's names or the builtins gives the same type at a tenth of the cost."""
+    import builtins
+
+    out = {}
+    for name, annotation in cls.__annotations__.items():
+        found = None
+        if isinstance(annotation, str) and annotation.isidentifier():
+            found = globals().get(annotation, getattr(builtins, annotation, None))
+        if not isinstance(found, type):
+            from typing import get_type_hints
+
+            return get_type_hints(cls)
+        out[name] = found
+    return out
+
+
+def _all_knobs() -> tuple[Knob, ...]:
+    return tuple(k for section in _sections() for k in _section_knobs(section))
 
 
 def knobs() -> list[Knob]:
@@ -255,7 +298,8 @@ def knobs() -> list[Knob]:
 
 def _knob(key: str) -> Knob:
     key = ALIASES.get(key, key)
-    for k in knobs():
+    section, _, _name = key.partition(".")
+    for k in _section_knobs(section) if section in _sections() else ():
         if k.key == key:
             return k
     sections = sorted(_section_names())
@@ -356,7 +400,7 @@ ENV_PREFIX = "ROSE_"  # ROSE_<SECTION>_<NAME>=value: the user's own, applied ove
 
 
 def _section_names() -> set[str]:
-    return {k.key.split(".")[0] for k in _all_knobs()}
+    return set(_sections())
 
 
 def env_overrides(env: Any = None) -> dict[str, dict[str, str]]:
@@ -367,12 +411,17 @@ def env_overrides(env: Any = None) -> dict[str, dict[str, str]]:
     from rose import environment
 
     env = environment.current() if env is None else env
-    known = {f"{ENV_PREFIX}{k.section.upper()}_{k.name.upper()}": k for k in _all_knobs()}
+    prefixes = {f"{ENV_PREFIX}{section.upper()}_": section for section in _sections()}
     out: dict[str, dict[str, str]] = {}
     for key, value in env.items():
-        knob = known.get(key)
-        if knob is not None:
-            out.setdefault(knob.section, {})[knob.name] = value
+        if not key.startswith(ENV_PREFIX):
+            continue
+        # only the sections a variable names are resolved (ROSE_HOME and the like name none)
+        for prefix, section in prefixes.items():
+            if key.startswith(prefix):
+                for knob in _section_knobs(section):
+                    if key == f"{prefix}{knob.name.upper()}":
+                        out.setdefault(section, {})[knob.name] = value
     return out
 
 

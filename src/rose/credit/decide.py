@@ -62,6 +62,7 @@ class Verdict(str, Enum):
 
 @dataclass(frozen=True)
 class Arm:
+    """One arm's samples: sessions with an outcome, and how many succeeded."""
     n: int = 0          # sessions in this arm that ended in a success or a failure
     passes: int = 0     # of which succeeded
 
@@ -98,6 +99,7 @@ def difference(a: Arm, b: Arm) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Credit:
+    """A lesson's samples in the served and the withheld arm."""
     served: Arm = Arm()
     withheld: Arm = Arm()
 
@@ -117,6 +119,7 @@ class Credit:
 
 @dataclass(frozen=True)
 class Rules:
+    """The thresholds a credit verdict is decided by."""
     min_samples: int = 20      # samples each arm needs before a harmful verdict
     max_withheld: int = 150    # withheld samples after which no verdict means no detectable effect
     sd_bar: float = SD_BAR
@@ -126,6 +129,7 @@ class Rules:
 
 @dataclass(frozen=True)
 class Judged:
+    """A credit verdict and its reason."""
     verdict: Verdict
     reason: str
 

@@ -11,7 +11,7 @@ session served after all (withholding switched off mid-session) is no clean samp
 After the sample the verdict is read again (rose.credit.decide). A lesson found harmful stops being served: a
 compressed form is demoted (the level below is served again and measured afresh), anything else is archived with
 its reason; either way its importance drops to HARMFUL_IMPORTANCE. The user is told once on the next notice line
-(rose.credit.report.take_announcements) and in `rose status` and `rose credit`.
+(rose.credit.announce.take_announcements) and in `rose status` and `rose credit`.
 """
 from __future__ import annotations
 

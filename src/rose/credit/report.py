@@ -1,77 +1,27 @@
 """What credit tells the user: the one-time notice of a withdrawn lesson, `rose credit`, and `rose status`'s lines.
 
-A withdrawal is announced once: the learner appends it to the session store's `cache/credit-announce.json`
-(machine-local), and the next prompt's notice line takes it (the file is removed as it is read). `rose status` and
-`rose credit` show every withdrawn lesson for as long as it is withdrawn.
+A withdrawal is announced once (rose.credit.announce, re-exported here: the learner appends it to the session
+store's `cache/credit-announce.json`, and the next prompt's notice line takes it). `rose status` and `rose credit`
+show every withdrawn lesson for as long as it is withdrawn.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rose.credit.announce import ANNOUNCE_FILE as ANNOUNCE_FILE
+from rose.credit.announce import announce as announce
+from rose.credit.announce import take_announcements as take_announcements
 from rose.credit.decide import Credit, Verdict, verdict
 from rose.credit.withhold import credit_of, rules_of, suspect_of
 
 if TYPE_CHECKING:
     from rose.config import Settings
-    from rose.store import Layers, Store
-
-ANNOUNCE_FILE = "credit-announce.json"
-MAX_PENDING = 20
-
-
-def _paths(owner: Store) -> tuple[Any, Any]:
-    return owner.root / "cache" / ANNOUNCE_FILE, owner.root / "locks" / "credit-announce.lock"
-
-
-def announce(owner: Store, node_id: str, title: str, reason: str) -> None:
-    from rose.store.atomic import file_lock
-
-    path, lock = _paths(owner)
-    with file_lock(lock, timeout_s=owner.wait_s):
-        pending = _load(path)
-        if all(p.get("id") != node_id for p in pending):
-            pending.append({"id": node_id, "title": title, "reason": reason})
-        owner.write_json(path, pending[-MAX_PENDING:])
-
-
-def take_announcements(owner: Store) -> str:
-    """The notice text for withdrawals not yet told ("" when there are none: one stat on the prompt path)."""
-    import os
-
-    path, lock = _paths(owner)
-    if not os.path.exists(path):
-        return ""
-    from rose.inert import plain
-    from rose.store.atomic import file_lock
-
-    with file_lock(lock, timeout_s=owner.wait_s):
-        pending = _load(path)
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-    if not pending:
-        return ""
-    if len(pending) == 1:
-        p = pending[0]
-        return (f"stopped serving “{plain(p.get('title', p.get('id', '?')), 60)}”: sessions did worse with it "
-                f"than without it — rose credit")
-    titles = ", ".join(f"“{plain(p.get('title', p.get('id', '?')), 40)}”" for p in pending[:3])
-    return f"stopped serving {len(pending)} lessons that made sessions worse ({titles}) — rose credit"
-
-
-def _load(path: Any) -> list[dict[str, str]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    return [p for p in data if isinstance(p, dict)] if isinstance(data, list) else []
-
+    from rose.store import Layers
 
 @dataclass
 class LessonCredit:
+    """One lesson's line in `rose credit`."""
     id: str
     title: str
     status: str

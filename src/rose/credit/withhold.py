@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
 
 from rose.credit.decide import SERVED, WITHHELD, Arm, Credit, Rules, should_withhold, verdict
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rose.config import Settings
     from rose.recall.pack import Item
     from rose.store import Store

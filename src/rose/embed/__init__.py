@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import array
 from collections.abc import Sequence
-from typing import Any, Protocol
 
 from rose.config import EmbedProvider, EmbedSettings
 from rose.errors import EmbedUnavailable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_EMBED_CHARS = 2000  # a one-chunk lesson's text (title, tags, gist, body), as it always was
 CHUNK_TOKENS = 128      # a long lesson is embedded as chunks of at most this many tokens (title and tags on each)
@@ -42,10 +45,13 @@ def load_numpy() -> Any:
     return numpy
 
 
-class Embedder(Protocol):
-    name: str  # identifies the vector space: vectors of different names are never compared
+if TYPE_CHECKING:  # a Protocol only the type checker reads: the prompt hook loads this module without typing
+    from typing import Protocol
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+    class Embedder(Protocol):
+        name: str  # identifies the vector space: vectors of different names are never compared
+
+        def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
 

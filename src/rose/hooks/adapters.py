@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
 
 from rose.errors import PayloadError
 from rose.hooks import MAX_PAYLOAD_BYTES
 from rose.model import Agent
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SYNTHETIC_PREFIXES = ("<task-notification>",)  # background-agent notifications arrive as fake user prompts
 
@@ -32,6 +35,7 @@ class HookName(str, Enum):
 
 @dataclass
 class HookEvent:
+    """One hook call, either agent's payload in one shape."""
     agent: Agent
     name: HookName
     session_id: str

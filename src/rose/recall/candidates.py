@@ -39,6 +39,7 @@ class DenseStatus(str, Enum):
 
 @dataclass
 class Candidate:
+    """A servable lesson found by search: its ranks in each list, its evidence, and its fused score."""
     id: str
     store: Store
     row: IndexRow
@@ -86,6 +87,7 @@ def floors_for(model: str | None) -> Floors:
 
 @dataclass
 class RankLists:
+    """The lexical and dense rankings of one query, before fusion."""
     lexical: list[tuple[Store, str, float]]          # (store, id, bm25) best first
     dense: list[tuple[Store, str, float]]            # (store, id, cosine) best first
     dense_status: DenseStatus

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
 
 from rose.inert import escape, plain
 from rose.store.budget import PACK_OVERHEAD_TOKENS
 from rose.tokens import estimate
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rose.config import RecallSettings
     from rose.store.sessions import SessionState
@@ -41,6 +41,7 @@ class Tier(str, Enum):
 
 @dataclass
 class Item:
+    """One lesson on its way into the block: its row, its store, why it was chosen and the tier it is served at."""
     id: str
     row: IndexRow
     store: Store
@@ -54,6 +55,7 @@ class Item:
 
 @dataclass
 class Fitted:
+    """The items that fit the budget, and how many chosen ones did not."""
     items: list[Item]
     left_out: int        # lessons chosen but over the budget (or the global sub-cap): named on the notice
 

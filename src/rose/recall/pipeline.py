@@ -10,7 +10,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from rose.recall.trace import Trace
 
@@ -25,7 +24,10 @@ from rose.store.budget import whole
 from rose.store.index import SERVABLE
 from rose.store.sessions import SessionState
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rose.deadline import Deadline
     from rose.judge import Judge
     from rose.store import Layers, Store
@@ -39,6 +41,7 @@ MAX_PROMPT_CHARS = 8000   # a pasted log is searched by its head; the whole of i
 
 @dataclass
 class RecallResult:
+    """What one recall served: the block, the notice line, the items and the trace."""
     block: str
     notice: str
     items: list[Item] = field(default_factory=list)
@@ -203,7 +206,7 @@ def _skills(stores: list[Store], owner: Store, session_id: str, prompt: str, set
 
 def _announce(owner: Store, line: str, hot: bool) -> str:
     """A lesson the learner withdrew as harmful is named once, on the next notice line."""
-    from rose.credit.report import take_announcements
+    from rose.credit.announce import take_announcements
 
     try:
         said = take_announcements(owner)

@@ -10,12 +10,12 @@ notice says which one ran. Hybrid cannot fail: it is the floor recall always sta
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from rose.config import Selector
 from rose.errors import SelectorFailed
 from rose.recall.candidates import Candidate, dense_evidence, lexical_evidence
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rose.config import RecallSettings
     from rose.deadline import Deadline
@@ -34,6 +34,7 @@ DENSE_MARGIN = 0.04         # a dense-only hit serves within this of the best co
 
 @dataclass
 class Choice:
+    """One lesson a selector chose, and why."""
     id: str
     reason: str
     verdict: str = "relevant"   # relevant | maybe | unresolved | search
@@ -41,6 +42,7 @@ class Choice:
 
 @dataclass
 class Selection:
+    """What a selector ran and chose, with every verdict given along the way."""
     ran: Selector
     chosen: list[Choice]
     verdicts: list[dict[str, str]] = field(default_factory=list)  # every verdict given, for `rose trace`

@@ -13,11 +13,11 @@ it misleads, and paging it back would let it mislead again (`rose restore` still
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from rose.model import SERVABLE
 from rose.retention import rules
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rose.store import Store
     from rose.store.index import IndexRow
@@ -28,6 +28,7 @@ SERVABLE_VALUES = frozenset(s.value for s in SERVABLE)   # rose.model.SERVABLE, 
 
 @dataclass
 class Paged:
+    """A cold record paged into recall, with its match score and why it matched."""
     store: Store
     row: IndexRow
     match: int        # rules.cold_match's score

@@ -122,6 +122,7 @@ HARD_TOKENS: dict[tuple[str, str], int] = {
 
 @dataclass(frozen=True)
 class Watermarks:
+    """A bucket's token watermarks: crossing hard starts maintenance, eviction stops at soft."""
     hard: int    # tokens: crossing it starts maintenance of the bucket
     soft: int    # tokens: eviction archives until the bucket is back at or under it
 

@@ -5,9 +5,11 @@ The names below are loaded on first use (PEP 562), so importing a leaf module of
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rose.store.layers import Layers, find_project_root, global_root
     from rose.store.store import Store, family_slug
 

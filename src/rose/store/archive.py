@@ -21,11 +21,13 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from rose.model import now_iso
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rose.store.store import Store
 
 ARCHIVE_DIR = "archive"
@@ -125,6 +127,7 @@ RECONCILED_KEY = "catalog_checked"   # index meta: the catalog's stat and the co
 
 @dataclass
 class Reconciled:
+    """What reconciling the cold catalog with the archive's files changed."""
     added: int = 0      # cold records the catalog lacked (a move interrupted before its line, or a pull)
     closed: int = 0     # catalog entries whose record is no longer cold (restored or deleted elsewhere)
 

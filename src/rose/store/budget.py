@@ -8,8 +8,8 @@ pays for itself only in the second case, so the learner asks this same question 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rose.config import RecallSettings
     from rose.store import Store

@@ -11,10 +11,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
 from rose.model import now_iso
 from rose.store.atomic import file_lock
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_BYTES = 16 * 1024 * 1024  # ~50k events; one rotated generation is kept beside it
 
@@ -35,6 +38,7 @@ class EventKind(str, Enum):
 
 @dataclass
 class Event:
+    """One line of a store's event log."""
     kind: EventKind
     data: dict[str, Any] = field(default_factory=dict)
     ts: str = field(default_factory=now_iso)

@@ -19,11 +19,15 @@ from pathlib import Path
 
 from rose import config
 from rose.errors import NodeNotFound, StoreNotFound
-from rose.model import Node, Scope
+from rose.model import Scope
 # where the stores live is its own module, below config and trust, which need it too (re-exported here)
 from rose.store.paths import GLOBAL_ENV as GLOBAL_ENV
 from rose.store.paths import STORE_DIR, global_root
 from rose.store.store import Store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from rose.records import Node
 
 PERSONAL_DIR = "projects"   # under the global store: one store per repository without its own .rose/
 
@@ -198,6 +202,7 @@ def _own_or_pinned(path: Path):
 
 @dataclass
 class Layers:
+    """The stores a folder sees: its project store (or the user's own for it) over the global one."""
     project: Store | None
     global_: Store | None
     cwd: Path

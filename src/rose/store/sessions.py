@@ -17,9 +17,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rose.store.store import Store
 
 SELECTIONS_KEPT = 40   # per session: what each prompt's selector chose (ids), for stage 7

@@ -73,15 +73,19 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rose.errors import CorruptFile, NodeNotFound
-from rose.model import (Episode, Node, Scope, Status, new_episode_id, new_node_id, valid_episode_id,
-                        valid_node_id)
+from rose.model import Scope, Status, new_episode_id, new_node_id, valid_episode_id, valid_node_id
 from rose.store import archive, events, usage
 from rose.store.atomic import (LOCK_TIMEOUT_S, FileBatch, file_lock, move_file, write_bytes_atomic,
                                write_text_atomic)
 from rose.store.index import Index, IndexRow, SyncReport
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the records load where one is read or written, never on a prompt that only queries the index
+    from typing import Any
+
+    from rose.records import Episode, Node
 
 GITIGNORE = """\
 # Written by rose. Lessons (nodes/), usage.jsonl, episodes/, routing/ and config.yaml are worth committing;
@@ -204,16 +208,17 @@ _CLEAN_STAMP: list[bytes] = []
 
 def _clean_stamp() -> bytes:
     """What decides whether a file's bytes need redaction: the redactor (its rules_stamp) and the code that turns
-    bytes into fields (rose.model, rose.store.frontmatter), so an upgrade of either redacts every file again."""
+    bytes into fields (rose.model, rose.records, rose.store.frontmatter), so an upgrade of any redacts every file
+    again."""
     if not _CLEAN_STAMP:
         import hashlib
 
-        from rose import model
+        from rose import model, records
         from rose.redact import rules_stamp
         from rose.store import frontmatter
 
         digest = hashlib.blake2b(rules_stamp(), digest_size=16)
-        for module in (model, frontmatter):
+        for module in (model, records, frontmatter):
             digest.update(Path(str(module.__file__)).read_bytes())
         _CLEAN_STAMP.append(digest.digest())
     return _CLEAN_STAMP[0]
@@ -854,6 +859,8 @@ class Store:
         return self._read_episode(path)
 
     def _read_episode(self, path: Path) -> Episode:
+        from rose.records import Episode
+
         try:
             return Episode.from_dict(json.loads(path.read_text(encoding="utf-8")))
         except (ValueError, TypeError, AttributeError) as exc:

@@ -43,9 +43,14 @@ import json
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any
 
-from rose.model import Node, valid_node_id
+from rose.model import valid_node_id
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rose.records import Node
 
 LOG_NAME = "usage.jsonl"
 GITATTRIBUTES_LINE = "usage.jsonl merge=union"
