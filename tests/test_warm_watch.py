@@ -83,7 +83,7 @@ def test_an_edit_in_place_is_seen(layers: Layers, watch: Watch, monkeypatch: pyt
 
 
 def test_a_new_file_a_deleted_one_and_a_rename_are_seen(layers: Layers, watch: Watch) -> None:
-    store, node = _store(layers)
+    store, _node = _store(layers)
     other = Node(id=store.new_id(), family="f", title="Zeppelin mooring", body="Tie the zeppelin to the mast.")
     store.save(other)
     assert _fresh_search(store, "zeppelin")

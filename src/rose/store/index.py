@@ -20,7 +20,6 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Protocol
 
 from rose.model import SERVABLE as model_servable
 from rose.model import SERVABLE_SQL, Status
@@ -160,12 +159,17 @@ MIGRATIONS: list[tuple[str, str]] = [
         ) WITHOUT ROWID;
     """),
 ]
-class ChangeWatch(Protocol):
-    """What tells a sync that no lesson file changed (rose.warm.watch.Watch, in the warm helper only)."""
 
-    def quiet(self, root: Path, stamp: str | None) -> bool: ...
 
-    def arm(self, root: Path, dirs: Sequence[Path]) -> Callable[[str | None], None] | None: ...
+if TYPE_CHECKING:   # for the type checker only: the prompt hook's process never imports typing's machinery
+    from typing import Protocol
+
+    class ChangeWatch(Protocol):
+        """What tells a sync that no lesson file changed (rose.warm.watch.Watch, in the warm helper only)."""
+
+        def quiet(self, root: Path, stamp: str | None) -> bool: ...
+
+        def arm(self, root: Path, dirs: Sequence[Path]) -> Callable[[str | None], None] | None: ...
 
 
 WATCH: ChangeWatch | None = None   # set by the warm helper; None everywhere else (every sync stats every file)

@@ -150,7 +150,8 @@ class Watch:
             return None
         kind = self._libc.fs_type(root)
         if kind not in LOCAL_FS:
-            return self._forget(root)
+            self._forget(root)
+            return None
         store = self._stores.get(root)
         if store is None:
             store = self._stores[root] = _Store(root, frozenset(d.name for d in dirs))
@@ -168,7 +169,8 @@ class Watch:
         except OSError as exc:   # ENOSPC: the watch limit; ENOENT: a folder gone meanwhile; either way, no trust
             if exc.errno == errno.ENOSPC:
                 print(f"inotify watch limit reached under {root}: full scans", file=sys.stderr, flush=True)
-            return self._forget(root)
+            self._forget(root)
+            return None
         if not self._drain():
             return None
         store.clean = True
@@ -189,7 +191,6 @@ class Watch:
             store.clean = False   # its watches stay in the kernel; their events are no longer matched to it
             for wd in store.wds:
                 self._by_wd.pop(wd, None)
-        return None
 
     def _drain(self) -> bool:
         """Read every queued event; False (and unhealthy for good) on an overflow or an unreadable queue."""
