@@ -59,8 +59,9 @@ def _temp_beside(path: Path) -> tuple[int, str]:
     raise FileExistsError(f"no free temp name beside {path}")
 
 
-def write_bytes_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write `data` to `path` so a reader sees the old file or the new one, never half of either.
+def write_bytes_atomic(path: Path, data: bytes | list[bytes | memoryview], mode: int | None = None) -> None:
+    """Write `data` (or its pieces one after another: a splice of a large file, never joined in memory) to `path`
+    so a reader sees the old file or the new one, never half of either.
 
     The temp file is named `.<name>.<pid>.<random>.tmp` beside the target, so one left by a writer that was killed
     is recognised as stray (its pid is gone) and removed by `clean_stray_temps`. `mode` sets the file's mode (the
@@ -71,7 +72,10 @@ def write_bytes_atomic(path: Path, data: bytes, mode: int | None = None) -> None
         with os.fdopen(fd, "wb") as handle:
             if mode is not None:
                 os.fchmod(handle.fileno(), mode)
-            handle.write(data)
+            if isinstance(data, bytes):
+                handle.write(data)
+            else:
+                handle.writelines(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

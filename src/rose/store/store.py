@@ -845,7 +845,8 @@ class Store:
         head = f"{INDEX_MD_HEADER}\n\n".encode()
         try:
             data = self.index_md_path.read_bytes()
-            data.decode("utf-8")
+            if not data.isascii():   # a pass without a copy, for what most stores hold
+                data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             data = b""
         if whole or not data.startswith(head) or not data.endswith(b"\n") or b"\r" in data:
@@ -853,17 +854,19 @@ class Store:
             return
         data = _without_lines_of(data, len(head), {i.encode() for i in ids})
         rows = self.index.hot_rows_of(ids)
-        pieces, at = [head], len(head)
+        view = memoryview(data)   # the kept runs of the file are written from it, never copied
+        pieces: list[bytes | memoryview] = [head]
+        at = len(head)
         for key, line in sorted(((r[1].encode(), -r[2], r[0].encode()),
                                  _index_md_line(*r).encode("utf-8", "surrogatepass")) for r in rows):
             place = _index_md_place(data, at, len(data), key)   # the keys ascend: each place is past the last
             if place is None:
                 self._write_index_md()
                 return
-            pieces += [data[at:place], line, b"\n"]
+            pieces += [view[at:place], line, b"\n"]
             at = place
-        pieces.append(data[at:])
-        write_bytes_atomic(self.index_md_path, b"".join(pieces))
+        pieces.append(view[at:])
+        write_bytes_atomic(self.index_md_path, pieces)
         self.index.index_md_paid()
 
     # -- episodes --------------------------------------------------------------------------------------------
