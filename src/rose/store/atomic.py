@@ -100,16 +100,22 @@ class FileBatch:
     def __init__(self) -> None:
         self._pending: list[tuple[str, Path]] = []
         self._unlinks: list[Path] = []
+        self._folders: set[Path] = set()   # made (or found) already: one mkdir per folder a batch, not per file
 
     def write_text(self, path: Path, text: str) -> os.stat_result:
         """The temp file written (not yet durable, not yet in place); its stat is the target's after the rename."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent not in self._folders:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._folders.add(path.parent)
         fd, tmp = _temp_beside(path)
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(text.encode("utf-8", "surrogatepass"))
-                handle.flush()
-                st = os.fstat(handle.fileno())
+            try:
+                data = memoryview(text.encode("utf-8", "surrogatepass"))
+                while data:   # a raw write may take less than all of it
+                    data = data[os.write(fd, data):]
+                st = os.fstat(fd)
+            finally:
+                os.close(fd)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
