@@ -667,7 +667,7 @@ class Store:
         for start in range(0, len(items), self.MOVE_BATCH):
             with self.lock():
                 self._catch_up_usage()
-                batch = []
+                batch: list[str] = []
                 for node_id, because in items[start:start + self.MOVE_BATCH]:
                     rel = self.index.path_of(node_id)
                     if rel is None or archive.is_cold_path(rel) == cold:
