@@ -9,14 +9,17 @@
       .gitattributes       `usage.jsonl merge=union`                committed
       episodes/*.json      the replay corpus                        committed
       routing/*.yaml       selection rules                          committed
-      index.md             one line per lesson, regenerated on every write (what a selector greps)
+      index.md             one line per lesson, kept true on every write (what a selector greps)
       index.db             SQLite FTS index and folded usage, derived     machine-local
       sessions/*.json      per-session scratch           machine-local
       events.jsonl         telemetry                     machine-local
       judge-cache.json     cached judgements             machine-local
       locks/ logs/ queue/ cache/  machine-local
 
-Every write is atomic and redacted; every read-modify-write holds the store lock.
+Every write is atomic and redacted; every read-modify-write holds the store lock. index.md is derived like
+index.db: a write splices its lessons' lines in (the full rewrite's text, byte for byte), and the index commit that
+changes what it lists also records that index.md is owed, cleared once it is written, so a process killed in
+between leaves a debt the next sync (or write) pays by writing index.md whole.
 
 A lesson's file changes only when its meaning changes, so a team that commits `.rose/` gets no churn and no merge
 conflict from use. Each field of a Node is one or the other, decided here and nowhere else (rose.store.usage holds
