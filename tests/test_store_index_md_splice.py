@@ -158,3 +158,40 @@ def test_each_write_pays_its_debt_and_a_write_that_finds_one_writes_whole(layers
     store.index.owe_index_md()
     store.save(_node(store, rng, 100))
     assert store.index_md_path.read_bytes() == _full(store) and lost in store.index_md_path.read_bytes()
+
+
+SYNC_KILLED = """
+import os, signal, sys
+from pathlib import Path
+from rose.model import Scope
+from rose.store import Store
+from rose.store import store as store_module
+
+# kill -9 after the sync's commit, before index.md is written
+store_module.Store._write_index_md = lambda self: os.kill(os.getpid(), signal.SIGKILL)
+Store(Path(sys.argv[1]), Scope.PROJECT).sync()
+"""
+
+
+def test_a_sync_killed_before_index_md_leaves_the_debt_too(layers: Layers) -> None:
+    store = layers.project
+    rng = random.Random(4)
+    store.save_many([_node(store, rng, i) for i in range(10)])
+    other = Store(store.root, Scope.PROJECT)   # a lesson file written by hand: a sync catches it up
+    hand = _node(other, rng, 50)
+    from rose.store.frontmatter import render_node
+    path = store.nodes_dir / "hand" / f"{hand.id}.md"
+    path.parent.mkdir()
+    hand.family = "hand"
+    path.write_text(render_node(hand), encoding="utf-8")
+    other.close()
+    store.close()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.run([sys.executable, "-c", SYNC_KILLED, str(store.root)], env=env, capture_output=True)
+    assert proc.returncode == -9, proc.stderr.decode()
+    assert f"\n{hand.id} | ".encode() not in store.index_md_path.read_bytes()
+    fresh = Store(store.root, Scope.PROJECT)
+    assert not fresh.sync().changed                       # the row is in; only the debt says index.md lacks it
+    assert f"\n{hand.id} | ".encode() in fresh.index_md_path.read_bytes()
+    assert fresh.index_md_path.read_bytes() == _full(fresh)
+    fresh.close()
