@@ -232,7 +232,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     from rose import render
     from rose.retention.manage import listing
 
-    result = listing(_layers(args), args.filter or "", scope=args.scope, memory_type=args.type, cold=args.cold)
+    result = listing(_layers(args), args.filter or "", scope=args.scope, memory_type=args.type, cold=args.cold,
+                     limit=None if args.all or args.json else render.LIST_SHOWN)
     if args.json:
         _print_json(result.to_dict())
     else:

@@ -176,15 +176,15 @@ def listing(r: Listing, full: bool = False) -> str:
         c[1] += b.cold
     out.append("types: " + ", ".join(f"{k} {h} hot / {c} cold" for k, (h, c) in types.items()))
     what = "cold archive" if r.cold else "hot store"
-    out.append(f"{what}{' matching ' + repr(r.filter) if r.filter else ''}: {len(r.rows)} "
+    out.append(f"{what}{' matching ' + repr(r.filter) if r.filter else ''}: {r.count()} "
                f"(ids are stable: `rose show ID`, `rose delete ID`)")
     rows = r.rows if full else r.rows[:LIST_SHOWN]
     for row in rows:
         out.append(f"{row.id:<14} {row.scope:<7} {row.memory_type:<11} imp {row.importance:.2f}  U {row.utility:.2f}  "
                    f"{row.uses:>3} uses {row.tokens:>5} tok  {plain_title(row.title)}"
                    + ("" if row.status in ("active", "archived") else f"  [{row.status}]"))
-    if len(rows) < len(r.rows):
-        out.append(f"… and {len(r.rows) - len(rows)} more, by falling importance: `rose list --all` prints every "
+    if len(rows) < r.count():
+        out.append(f"… and {r.count() - len(rows)} more, by falling importance: `rose list --all` prints every "
                    "one; a FILTER narrows the list")
     return "\n".join(out)
 

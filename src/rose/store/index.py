@@ -958,6 +958,16 @@ class Index:
                 out[k] = tuple(row)
         return out
 
+    def count_where(self, where: str, params: Iterable[object] = ()) -> int:
+        """How many rows `where` picks, in SQL (a bounded view's "and N more")."""
+        return int(self.conn.execute(f"SELECT count(*) FROM nodes WHERE {where}", tuple(params)).fetchone()[0])  # noqa: S608
+
+    def importance_at(self, where: str, params: Iterable[object], rank: int) -> float | None:
+        """The importance of the row at this rank (0 first) of those `where` picks, by falling importance."""
+        got = self.conn.execute(f"SELECT importance FROM nodes WHERE {where} ORDER BY importance DESC "  # noqa: S608
+                                "LIMIT 1 OFFSET ?", (*params, rank)).fetchone()
+        return None if got is None else float(got[0])
+
     def rows_by_id(self, ids: Iterable[str]) -> dict[str, IndexRow]:
         ids = list(dict.fromkeys(ids))
         out: dict[str, IndexRow] = {}
