@@ -18,7 +18,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parent.parent / "src" / "rose"
 SPLIT = {"rose.store.atomic": "store.files", "rose.store.frontmatter": "store.files", "rose.store.paths": "store.files",
          "rose.warm.client": "warm.client", "rose.warm.server": "warm.server",
-         "rose.warm.commands": "warm.commands",
+         "rose.warm.commands": "warm.commands", "rose.warm.watch": "warm.watch",
          "rose.hooks": "hooks.spec", "rose.hooks.adapters": "hooks.spec", "rose.retention.rules": "retention.rules",
          "rose.mcp": "mcp.sdk"}
 
@@ -69,11 +69,13 @@ ALLOWED: dict[str, set[str]] = {
     "view": {"learn", "store"},
     "sim": {"compress", "hooks", "judge", "learn", "store"},
     "demo": {"compress", "render", "report", "sim"},
-    "warm.server": {"config", "detach", "embed", "hooks", "recall", "store", "warm.client", "warm.commands"},
+    "warm.server": {"config", "detach", "embed", "hooks", "recall", "store", "warm.client", "warm.commands",
+                    "warm.watch"},
     "docs": {"cli", "config"},
     "cli": {"config", "credit", "defect", "demo", "doctor", "embed", "evalrecall", "evolve", "importers", "install",
             "judge", "learn", "mcp", "recall", "render", "report", "retention", "routing", "search", "store", "trust",
             "view"},
+    "warm.watch": set(),   # stdlib and libc only: the inotify watch the helper hands the index
     # the warm helper's inspection commands run the CLI's own dispatch, so they sit above it
     "warm.commands": {"cli", "config", "render", "report", "retention", "search", "store", "warm.client"},
     "launcher": {"cli", "hooks", "warm.client"},

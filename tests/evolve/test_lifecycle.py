@@ -338,3 +338,18 @@ def test_store_mode_turns_a_rule_restated_in_two_projects_into_one_global_candid
     assert synth.distill(lay, j, settings(), force=True) == "evolution distill: no candidate cluster"
     for other, _ in made:
         other.close()
+
+
+def test_an_exclude_file_rose_cannot_change_is_said_not_swallowed(tmp_path) -> None:
+    """A generated file kept out of commits through .git/info/exclude: when that file cannot be changed, the caller
+    is told why (the generated file itself is written either way)."""
+    from rose.evolve.placed import exclude
+
+    (tmp_path / ".git" / "info" / "exclude").mkdir(parents=True)   # a folder where the file should be: unwritable
+    target = tmp_path / ".claude" / "skills" / "x"
+    target.mkdir(parents=True)
+    assert "could not update" in exclude(tmp_path, target)
+    (tmp_path / ".git" / "info" / "exclude").rmdir()
+    assert exclude(tmp_path, target) == ""
+    assert (tmp_path / ".git" / "info" / "exclude").read_text() == ".claude/skills/x/\n"
+    assert exclude(tmp_path / "no-git", target) == ""

@@ -115,6 +115,6 @@ def promote(layers: Layers, artifact_id: str) -> Path:
         raise EvolutionError(f"{target.parent} exists: generated behaviour never overwrites an authored skill")
     # written first, then the record retires: the retired record's file is no longer rose's (no marker) and stays
     write_text_atomic(target, render(a, generated=False))
-    exclude(root, target.parent, add=False)
+    exclude(root, target.parent, add=False)   # at worst the promoted skill stays out of `git status`: the user's to add
     _edit(layers, item, lambda x: x.move(State.RETIRED, f"promoted by the user to {target}", now_iso()))
     return target

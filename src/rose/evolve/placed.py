@@ -88,7 +88,9 @@ def sync(layers: Layers, enabled: bool) -> list[str]:
                         target.parent.mkdir(parents=True, exist_ok=True)
                         write_text_atomic(target, text)
                         changed.append(f"wrote {target}")
-                        exclude(root, target.parent)
+                        problem = exclude(root, target.parent)
+                        if problem:
+                            changed.append(problem)
                 except OSError as exc:
                     changed.append(f"could not write {target}: {exc}")
             elif a.name not in live and ours(target, a.id):
@@ -99,16 +101,17 @@ def sync(layers: Layers, enabled: bool) -> list[str]:
     return changed
 
 
-def exclude(root: Path, path: Path, *, add: bool = True) -> None:
+def exclude(root: Path, path: Path, *, add: bool = True) -> str:
     """Keep `path` out of commits in this clone (`.git/info/exclude`, itself never committed); `add=False` takes it
-    out again. Nothing happens outside a git clone."""
+    out again. Nothing happens outside a git clone. Returns "" or why the exclude file could not be changed (the
+    caller says so: the file itself is written, only `git status` would show it)."""
     info = root / ".git" / "info" / "exclude"
     if not info.parent.is_dir():
-        return
+        return ""
     try:
         rel = path.relative_to(root).as_posix() + ("/" if path.is_dir() or not path.suffix else "")
     except ValueError:
-        return
+        return ""
     try:
         text = info.read_text(encoding="utf-8") if info.exists() else ""
         lines = text.splitlines()
@@ -119,5 +122,6 @@ def exclude(root: Path, path: Path, *, add: bool = True) -> None:
             from rose.store.atomic import write_text_atomic
 
             write_text_atomic(info, "".join(f"{line}\n" for line in lines if line != rel))
-    except OSError:
-        pass
+    except OSError as exc:
+        return f"could not update {info}: {exc}"
+    return ""

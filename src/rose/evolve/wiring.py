@@ -86,8 +86,11 @@ def ensure(project_root: Path, wanted: bool) -> str:
         return f"removed rose's guardrail hook (and the empty {path})"
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    done = f"{'added' if wanted else 'removed'} rose's guardrail hook in {path}"
     if wanted:
         from rose.evolve.placed import exclude
 
-        exclude(project_root, path)
-    return f"{'added' if wanted else 'removed'} rose's guardrail hook in {path}"
+        problem = exclude(project_root, path)
+        if problem:
+            done += f" ({problem})"
+    return done

@@ -159,6 +159,20 @@ MIGRATIONS: list[tuple[str, str]] = [
         ) WITHOUT ROWID;
     """),
 ]
+
+
+if TYPE_CHECKING:   # for the type checker only: the prompt hook's process never imports typing's machinery
+    from typing import Protocol
+
+    class ChangeWatch(Protocol):
+        """What tells a sync that no lesson file changed (rose.warm.watch.Watch, in the warm helper only)."""
+
+        def quiet(self, root: Path, stamp: str | None) -> bool: ...
+
+        def arm(self, root: Path, dirs: Sequence[Path]) -> Callable[[str | None], None] | None: ...
+
+
+WATCH: ChangeWatch | None = None   # set by the warm helper; None everywhere else (every sync stats every file)
 SIGNATURES = "folder_signatures"   # meta key: each node folder's _folder_signature when it was last brought in line
 USAGE_MARK = "usage_log"   # meta key: how much of usage.jsonl is folded (offset, crc of it, and the file's stat)
 
@@ -516,15 +530,22 @@ class Index:
 
     # -- catching up with the files -------------------------------------------------------------------------
     def sync(self, nodes_dir: Path | Sequence[Path], parse: Callable[[Path], Node | tuple[Node, View]],
-             quick: bool = False, until: float | None = None, defer_scan: bool = False) -> SyncReport:
+             quick: bool = False, until: float | None = None, defer_scan: bool = False,
+             unchanged: bool = False) -> SyncReport:
         """Bring the index in line with the files under nodes_dir. Cheap when nothing changed: one stat a file.
 
         `quick` (the per-prompt path) first compares the folders' mtimes, which any add, delete or atomic save
         changes, and skips the per-file scan when they match and a full scan ran within FULL_SCAN_EVERY_S. An
         in-place edit is then seen within that interval, or at once by any command or learner run. With
         `defer_scan` (the warm helper, which runs the scan off the request) a due scan of unchanged folders is not
-        done here: the report says `scan_due`.
+        done here: the report says `scan_due`. `unchanged`: the caller knows no lesson file changed since the last
+        full scan, so none is stat-ed; the report carries the recorded problems. Inside the warm helper, WATCH (an
+        inotify watch, rose.warm.watch) tells it so: with no event under the store since its last full scan, that
+        is what this sync does, and a full scan arms the watch before it reads the folders.
         """
+        watch = WATCH
+        if unchanged or (watch is not None and watch.quiet(self.root, self._full_scan_mark())):
+            return self._unchanged()
         dirs = _dir_stamps(nodes_dir)
         if quick:
             meta = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN ('dirs', 'full_scan')"))
@@ -533,8 +554,22 @@ class Index:
                     return SyncReport()  # unchanged; problems are reported by full scans (commands, doctor)
                 if defer_scan:
                     return SyncReport(scan_due=True)
+        armed = watch.arm(self.root, _folders(nodes_dir)) if watch is not None else None
         with self._transaction():  # one commit for the whole catch-up, not one per file
-            return self._sync(nodes_dir, parse, until)
+            report = self._sync(nodes_dir, parse, until)
+        if armed is not None and not report.pending:
+            armed(self._full_scan_mark())   # after the commit: the mark a later sync compares is on disk
+        return report
+
+    def _full_scan_mark(self) -> str | None:
+        """When the index was last brought in line by a full scan: another process's scan, or a new database,
+        changes it, and a watch armed for the old one no longer vouches for this one."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'full_scan'").fetchone()
+        return None if row is None else str(row[0])
+
+    def _unchanged(self) -> SyncReport:
+        files = self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        return SyncReport(problems=self.problems(), files=files)
 
     def _sync(self, nodes_dir: Path | Sequence[Path], parse: Callable[[Path], Node | tuple[Node, View]],
               until: float | None = None) -> SyncReport:

@@ -335,6 +335,11 @@ def serve(sock: str) -> None:
         return  # another helper for this installation runs already
     client.LOCAL_DENSE = local_dense  # recall inside this process ranks here
     client.BACKGROUND_SYNC = background_sync   # ... and leaves a due full scan to a thread
+    from rose.store import index
+    from rose.warm.watch import Watch
+
+    watch = Watch.open()   # unsupported (off Linux, no libc): never healthy, every sync stats every file
+    index.WATCH = watch    # a sync with no event under its store since its last full scan stats no file
     # the imports the hook path needs, before the socket exists: a client meanwhile finds no socket and works
     # in-process at once, instead of waiting in the listen queue of a helper that is still importing
     import rose.hooks.entry
@@ -388,6 +393,8 @@ def serve(sock: str) -> None:
     try:
         server.serve_forever(poll_interval=0.5)
     finally:
+        index.WATCH = None
+        watch.close()
         server.server_close()
         for suffix in (".sock", ".spawn", ".pid"):
             with contextlib.suppress(FileNotFoundError):
