@@ -206,13 +206,17 @@ def cmd_evolution(args: argparse.Namespace) -> int:
 def cmd_tree(args: argparse.Namespace) -> int:
     from rose import render, report
 
+    if not (args.json or args.all):   # bounded: reads only what it draws
+        print(render.tree_view(report.tree_view(_layers(args), family=args.family, shown=render.TREE_SHOWN,
+                                                per_family=render.TREE_PER_FAMILY)))
+        return 0
     lines = report.tree(_layers(args), family=args.family)
     if args.json:
         from dataclasses import asdict
 
         _print_json([asdict(line) for line in lines])
     else:
-        print(render.tree(lines, full=args.all))
+        print(render.tree(lines, full=True))
     return 0
 
 
