@@ -472,16 +472,12 @@ def tree_view(layers: Layers, family: str | None = None, *, shown: int, per_fami
         for r in store.index.select(_TreeRow._fields, *_in_family(family, _LINEAGE)):
             rows[r[0]] = (_TreeRow._make(r), store.scope.value)
     named = sorted({i for row, _s in rows.values() for i in (*row.parents, *row.derived_from)} - rows.keys())
-    unlinked: Counter[str] = Counter()   # per family, the named rows: no lineage of their own, yet not alone
     for store in stores:
         for start in range(0, len(named), 500):
             chunk = named[start:start + 500]
             where, params = _in_family(family, f"id IN ({','.join('?' * len(chunk))})")
             for r in store.index.select(_TreeRow._fields, where, (*chunk, *params)):
-                row = _TreeRow._make(r)
-                if row.id not in rows:
-                    rows[row.id] = (row, store.scope.value)
-                    unlinked[row.family] += 1
+                rows.setdefault(r[0], (_TreeRow._make(r), store.scope.value))
 
     # their lines are the whole tree's less the one-line trees, in the same order (those touch no other line)
     linked = _walk(rows)
@@ -508,7 +504,7 @@ def tree_view(layers: Layers, family: str | None = None, *, shown: int, per_fami
     for name in names:
         firsts = [((-row.level, row.id), [TreeLine(0, row.id, row.level, row.status, row.title, row.family, scope,
                                                    False, [])])
-                  for row, scope in _lone_firsts(stores, name, per_family, unlinked[name], rows, drawn_rows)] if lone[name] else []
+                  for row, scope in _lone_firsts(stores, name, per_family, rows, drawn_rows)] if lone[name] else []
         trees = [t for _k, t in sorted(firsts + [((-t[0].level, t[0].id), t) for t in apex_trees[name]],
                                        key=lambda kt: kt[0])]
         trees = (trees + cycle_trees[name])[:per_family]
@@ -519,13 +515,13 @@ def tree_view(layers: Layers, family: str | None = None, *, shown: int, per_fami
     return TreeView(sum(n for n in lone.values()) + len(linked), [], families)
 
 
-def _lone_firsts(stores: list[Store], family: str, n: int, skip: int, rows: _Rows,
-                 into: _Rows) -> list[tuple[_TreeRow, str]]:
+def _lone_firsts(stores: list[Store], family: str, n: int, rows: _Rows, into: _Rows) -> list[tuple[_TreeRow, str]]:
     """The first `n` one-line trees of a family, by level (highest first) then id, from every store; each added to
-    `into`. The `skip` rows of it that another lesson names have no lineage of their own either: read past them."""
+    `into`. A row that another lesson names has no lineage of its own either, so the query finds it too, but it
+    is an apex drawn where it would stand among these: dropping it leaves enough for the first `n` trees."""
     got = []
     for store in stores:
-        for r in store.index.select_first(_TreeRow._fields, f"family = ? AND {_NO_LINEAGE}", (family,), n + skip):
+        for r in store.index.select_first(_TreeRow._fields, f"family = ? AND {_NO_LINEAGE}", (family,), n):
             if r[0] not in rows:
                 got.append((_TreeRow._make(r), store.scope.value))
     got = sorted(got, key=lambda rs: (-rs[0].level, rs[0].id))[:n]

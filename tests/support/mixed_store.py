@@ -49,9 +49,11 @@ def build(layers: Layers) -> dict[str, list[str]]:
     nodes[250].parents = ["n_gone01"]     # its parent was deleted: an apex still
     nodes[260].derived_from = [nodes[261].id]   # a one-sided link down: 261 is an apex and drawn under 260
     nodes[270].parents = [nodes[271].id]  # a one-sided link up: 270 is no apex, 271 has no lineage of its own
+    nodes[270].level = 4                  # ... and would be its family's first tree if it were one
     nodes[280].derived_from = [nodes[281].id, nodes[281].id]   # a child named twice
     nodes[281].parents = [nodes[280].id]
     nodes[290].level = 3                  # a lone lesson at the level of the highest linked apexes
+    nodes[261].level = nodes[271].level = 4   # named, no lineage of their own, and first of their families by level
     _link(glob[0], nodes[300], glob[1])   # a global lesson over a project one
     _link(glob[2], glob[3])
     layers.project.save_many(nodes)
