@@ -28,8 +28,8 @@ def build(layers: Layers) -> dict[str, list[str]]:
     types = [MemoryType.LESSON, MemoryType.LESSON, MemoryType.ORIENTATION, MemoryType.EXPERIENCE]
     for i, node in enumerate(nodes + glob):
         node.memory_type = types[i % len(types)]
-        if i % 7 == 0:   # equal once rounded to 3 places, told apart by utility, then id
-            node.importance = 0.6 + (i % 5 - 2) * 0.0002
+        if i % 7 == 0:   # equal once rounded to 3 places (told apart by utility, then id), around list's 100th
+            node.importance = 0.9 + (i % 5 - 2) * 0.0002
     for i in range(0, 160, 4):           # compressions: a parent a level above two or three children
         nodes[i].level = 1 + i % 3
         _link(nodes[i], *nodes[i + 1:i + 2 + (i // 4) % 3])

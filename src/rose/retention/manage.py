@@ -155,7 +155,9 @@ def listing(layers: Layers, pattern: str = "", *, scope: str | None = None, memo
         where, params = "", ()
         if limit is not None and not pattern:
             # bounded: count in SQL, read only the rows that can be among the first (importance rounds to 3
-            # places before the sort, so a margin of 0.001 under the last one's keeps every tie)
+            # places before the sort, so a margin of 0.001 under the last one's keeps every tie; 0.002 leaves
+            # room for the float arithmetic). A FILTER is matched in Python (Unicode case folding, globs over
+            # the tags), which SQL cannot say the same way: with one, every row is read, as with --all.
             where = "(cold OR status = 'archived') = ?" + (" AND memory_type = ?" if memory_type else "")
             params = (int(cold),) + ((memory_type,) if memory_type else ())
             count = store.index.count_where(where, params)
@@ -166,7 +168,7 @@ def listing(layers: Layers, pattern: str = "", *, scope: str | None = None, memo
             floor = store.index.importance_at(where, params, wanted - 1) if count > wanted else None
             if floor is not None:
                 where += " AND importance >= ?"
-                params += (floor - 0.001,)
+                params += (floor - 0.002,)
         for r in map(_ListRow._make, store.index.select(_ListRow._fields, where, params)):
             is_cold = r.cold or r.status == Status.ARCHIVED.value
             if is_cold != cold or (memory_type and r.memory_type != memory_type):
