@@ -146,20 +146,21 @@ def listing(layers: Layers, pattern: str = "", *, scope: str | None = None, memo
     for store in stores:
         store.sync()
     rows: list[Row] = []
+    bounded = limit is not None and not pattern
     matched = 0
     for store in stores:
         if scope and store.scope.value != scope:
             continue
         part = []
         root = str(store.root)
-        where, params = "", ()
-        if limit is not None and not pattern:
+        where, params = "", []
+        if limit is not None and bounded:
             # bounded: count in SQL, read only the rows that can be among the first (importance rounds to 3
             # places before the sort, so a margin of 0.001 under the last one's keeps every tie; 0.002 leaves
             # room for the float arithmetic). A FILTER is matched in Python (Unicode case folding, globs over
             # the tags), which SQL cannot say the same way: with one, every row is read, as with --all.
             where = "(cold OR status = 'archived') = ?" + (" AND memory_type = ?" if memory_type else "")
-            params = (int(cold),) + ((memory_type,) if memory_type else ())
+            params = [int(cold), *([memory_type] if memory_type else [])]
             count = store.index.count_where(where, params)
             matched += count
             wanted = max(0, limit - len(rows))
@@ -168,7 +169,7 @@ def listing(layers: Layers, pattern: str = "", *, scope: str | None = None, memo
             floor = store.index.importance_at(where, params, wanted - 1) if count > wanted else None
             if floor is not None:
                 where += " AND importance >= ?"
-                params += (floor - 0.002,)
+                params.append(floor - 0.002)
         for r in map(_ListRow._make, store.index.select(_ListRow._fields, where, params)):
             is_cold = r.cold or r.status == Status.ARCHIVED.value
             if is_cold != cold or (memory_type and r.memory_type != memory_type):
@@ -179,10 +180,8 @@ def listing(layers: Layers, pattern: str = "", *, scope: str | None = None, memo
                             round(r.importance, 3), round(Graph.utility(r, now), 3), r.use_count, r.tokens,
                             r.last_used, is_cold, os.path.join(root, r.path)))
         part.sort(key=lambda x: (-x.importance, -x.utility, x.id))
-        rows += part if where == "" else part[:max(0, limit - len(rows))]
-    if limit is not None and not pattern:
-        return Listing(buckets(stores), rows, pattern, cold, matched)
-    return Listing(buckets(stores), rows, pattern, cold)
+        rows += part[:max(0, limit - len(rows))] if limit is not None and bounded else part
+    return Listing(buckets(stores), rows, pattern, cold, matched if bounded else None)
 
 
 # -- rose show --------------------------------------------------------------------------------------------------
