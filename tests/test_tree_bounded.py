@@ -107,3 +107,15 @@ def test_a_small_tree_is_drawn_whole(layers: Layers) -> None:
     assert len(whole) < 200
     assert render.tree_view(report.tree_view(layers, family="git", shown=200, per_family=3)) == \
         render.tree(whole, full=True)
+
+
+def test_rose_tree_prints_the_bounded_view_and_all_or_json_the_whole_tree(mixed: Layers, project) -> None:
+    import json
+
+    from tests.conftest import run_rose_here
+
+    whole = report.tree(mixed)
+    got = run_rose_here("tree", cwd=project)
+    assert got.returncode == 0 and got.stdout == old_bounded(whole, render.TREE_SHOWN, render.TREE_PER_FAMILY) + "\n"
+    assert run_rose_here("tree", "--all", cwd=project).stdout == render.tree(whole, full=True) + "\n"
+    assert len(json.loads(run_rose_here("tree", "--json", cwd=project).stdout)) == len(whole)
