@@ -195,6 +195,11 @@ SELECTIVE_MIN_DF = 3       # in a small store a word in three lessons is still s
 # half a point, while the rest of the rule already kept off-topic prompts out of small stores)
 ELSEWHERE_SHARE = 0.4
 ELSEWHERE_MIN_LESSONS = 100
+# A prompt whose terms are all everyday words (terms only as some lesson's tag: "test", "package", "queue") and no two
+# of which share a lesson uses them in their everyday sense ("test drive a used car"): a hit then needs two terms, an
+# exact phrase or this many selective words, and no dense agreement stands in (bench_retrieval.py, "word sense")
+EVERYDAY_SENSE_SELECTIVE = 3
+SENSE_TERMS_CHECKED = 8    # the terms whose pairs one co-occurrence lookup asks about
 WORDS_CHECKED = 24         # query words whose evidence is counted: the first ones (a pasted log is long)
 PHRASES_CHECKED = 12
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -375,6 +380,7 @@ class PromptEvidence:
     present: int           # the query's words some lesson holds, or selective
     anchored: bool         # it shares at least one term with the store
     elsewhere: bool        # ELSEWHERE_SHARE or more of its words are unknown to a store of ELSEWHERE_MIN_LESSONS
+    everyday_sense: bool = False   # its terms are all everyday words, no two of them in one lesson (everyday_sense)
 
 
 def admits(hit: LexicalHit, prompt: PromptEvidence) -> bool:
@@ -387,7 +393,38 @@ def admits(hit: LexicalHit, prompt: PromptEvidence) -> bool:
         enough = hit.phrase or hit.selective >= min(2, prompt.selective)
     else:
         enough = hit.phrase or hit.words >= min(2, prompt.present)
+    if prompt.everyday_sense:
+        # one everyday term beside everyday words is what "a package to ship" shares with a packaging lesson
+        enough = enough and (hit.phrase or hit.terms >= 2 or hit.selective >= EVERYDAY_SENSE_SELECTIVE)
     return enough and (not prompt.elsewhere or hit.terms >= 2)
+
+
+def corroborable(prompt: PromptEvidence) -> bool:
+    """Whether a dense agreement may stand in for a hit's missing lexical evidence: not when the prompt is mostly words
+    the store has never seen, nor when its terms are in their everyday sense (a middling cosine is all they earn)."""
+    return not prompt.elsewhere and not prompt.everyday_sense
+
+
+def everyday_sense(terms: list[str], common: frozenset[str], share_a_lesson: Callable[[list[str]], bool]) -> bool:
+    """Whether a prompt's terms (the words it shares with the store that are not everyday English, or are some
+    lesson's tag) are likely used in their everyday sense: every one is an everyday word, and no two of them are held
+    by one lesson (Lesk's rule, on the store's own co-occurrence: "orders" beside "limit", "tests" beside "parallel"
+    are at home together; "queue" beside "security" is an airport). `share_a_lesson` is asked only then."""
+    if not terms or any(t not in common for t in terms):
+        return False
+    return not share_a_lesson(terms)
+
+
+def term_pairs_query(terms: list[str]) -> str | None:
+    """An FTS5 query matching a lesson that holds two of `terms` (None: fewer than two to pair). Words that are one
+    another's stem-mates ("test", "tests") are not paired: the stemming index holds both wherever it holds one."""
+    terms = terms[:SENSE_TERMS_CHECKED]
+    clauses = []
+    for i, t in enumerate(terms):
+        others = [u for u in terms[i + 1:] if not (u.startswith(t) or t.startswith(u))]
+        if others:
+            clauses.append(f'("{t}" AND (' + " OR ".join(f'"{u}"' for u in others) + "))")
+    return " OR ".join(clauses) if clauses else None
 
 
 def names(title: str, prompt_words: set[str]) -> bool:
@@ -1158,6 +1195,7 @@ class Index:
         known: dict[str, int] = {}
         selective_in_query = present = 0
         anchored = False
+        terms: list[str] = []
         held_by: dict[str, set[int]] = {}
         for word in words:
             df, held = holders(word)
@@ -1169,6 +1207,8 @@ class Index:
             selective = df <= cap and (df > 0 or not any(ch.isdigit() for ch in word))
             term = df > 0 and (word not in common or tagged(word))
             anchored = anchored or term
+            if term:
+                terms.append(word)
             selective_in_query += selective
             present += selective or df > 0
             for rowid in held:
@@ -1187,11 +1227,18 @@ class Index:
         for rowid, _id, title, _score in ranked:
             hits[rowid].named = names(title, prompt_words)
         elsewhere = records >= ELSEWHERE_MIN_LESSONS and unknown_share(known) >= ELSEWHERE_SHARE
-        prompt = PromptEvidence(selective_in_query, present, anchored, elsewhere)
+        prompt = PromptEvidence(selective_in_query, present, anchored, elsewhere,
+                                everyday_sense(terms, common, self._share_a_lesson))
         for hit in hits.values():
             hit.admitted = admits(hit, prompt)
-            hit.corroborable = not prompt.elsewhere
+            hit.corroborable = corroborable(prompt)
         return [hits[r[0]] for r in ranked]
+
+    def _share_a_lesson(self, terms: list[str]) -> bool:
+        """Whether some lesson holds two of `terms`: one lookup, stopped at the first."""
+        q = term_pairs_query(terms)
+        return q is not None and self.conn.execute("SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ? LIMIT 1",
+                                                   (q,)).fetchone() is not None
 
     # -- embeddings ------------------------------------------------------------------------------------------
     def missing_embeddings(self, model: str, limit: int = 10_000) -> list[tuple[str, str, str, str, str]]:
