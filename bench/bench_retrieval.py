@@ -336,10 +336,13 @@ def main() -> int:
         print()
         print("\n".join(everyday_report(new, queries, held, settings)))
         print()
+        print("\n".join(sense_report(new, queries, held, settings)))
+        print()
         print("\n".join(cosine_report(queries)))
         if args.sweep:
             sweep(new, queries, settings)
             sweep_everyday(new, queries, settings)
+            sweep_sense(new, queries, settings)
             sweep_store_size(Path(tmp), lessons, queries, chunked, settings)
         if args.e5:
             e5_side_by_side(Path(args.e5), tmp, lessons, queries, settings, long_ids)
@@ -356,21 +359,47 @@ def main() -> int:
 
 # -- the everyday-words rule: before and after, on the set and on prompts written after it was chosen --------------
 @contextmanager
-def previous_rule(everyday: bool = False, elsewhere: bool = False, title: bool = False):
+def previous_rule(everyday: bool = False, elsewhere: bool = False, title: bool = False, sense: bool = False):
     """The lexical evidence rule with some of #13's off-topic parts switched off (all off: the rule before them):
     `everyday` the general-English table (off: every word a lesson holds is a term), `elsewhere` the unknown-share
-    gate, `title` the whole-title match."""
-    saved = index_mod.everyday, index_mod.ELSEWHERE_SHARE, index_mod.names
+    gate, `title` the whole-title match, `sense` the everyday-sense rule (index.everyday_sense)."""
+    saved = index_mod.everyday, index_mod.ELSEWHERE_SHARE, index_mod.names, index_mod.everyday_sense
     if not everyday:
         index_mod.everyday = frozenset          # called: an empty table
     if not elsewhere:
         index_mod.ELSEWHERE_SHARE = 2.0         # no prompt is past it
     if not title:
         index_mod.names = lambda _title, _words: False
+    if not sense:
+        index_mod.everyday_sense = lambda _terms, _common, _share: False
     try:
         yield
     finally:
-        index_mod.everyday, index_mod.ELSEWHERE_SHARE, index_mod.names = saved
+        index_mod.everyday, index_mod.ELSEWHERE_SHARE, index_mod.names, index_mod.everyday_sense = saved
+
+
+# the rule as it was before the everyday-sense part: every other part of #13's off-topic rule on
+BEFORE_SENSE = {"everyday": True, "elsewhere": True, "title": True}
+
+
+@contextmanager
+def sense_parts(admission: bool = True, agreement: bool = True, pairs: bool = True, selective: int | None = None):
+    """The everyday-sense rule part by part: `admission` its stricter bar for a lexical hit, `agreement` its denial
+    of the dense agreement, `pairs` the co-occurrence of two terms (off: any all-everyday prompt is in that sense),
+    `selective` another count of selective words for its bar."""
+    saved = index_mod.EVERYDAY_SENSE_SELECTIVE, index_mod.corroborable, index_mod.term_pairs_query
+    if not admission:
+        index_mod.EVERYDAY_SENSE_SELECTIVE = 0          # every admitted hit clears it
+    elif selective is not None:
+        index_mod.EVERYDAY_SENSE_SELECTIVE = selective
+    if not agreement:
+        index_mod.corroborable = lambda prompt: not prompt.elsewhere
+    if not pairs:
+        index_mod.term_pairs_query = lambda _terms: None
+    try:
+        yield
+    finally:
+        index_mod.EVERYDAY_SENSE_SELECTIVE, index_mod.corroborable, index_mod.term_pairs_query = saved
 
 
 def served_now(store: Store, queries: list[Query], settings: RecallSettings, dense: bool = True) -> list[Ranking]:
@@ -408,6 +437,56 @@ def everyday_report(store: Store, queries: list[Query], held: list[Query], setti
     return lines
 
 
+def sense_report(store: Store, queries: list[Query], held: list[Query], settings: RecallSettings) -> list[str]:
+    """The everyday-sense rule: the rule before it vs now, on the set and on each held-out round apart."""
+    rounds = sorted({q.heldout for q in held})
+    lines = ["the everyday-sense rule (hybrid), before it vs now, per held-out round", SERVED_HEADER]
+    groups = [("set", queries)] + [(f"held out {r}", [q for q in held if q.heldout == r]) for r in rounds]
+    for label, qs in groups:
+        for dense in (True, False):
+            mode = "" if dense else ", lexical only"
+            with previous_rule(**BEFORE_SENSE):
+                before = served_stats(qs, served_now(store, qs, settings, dense))
+            now = served_stats(qs, served_now(store, qs, settings, dense))
+            lines.append(served_row(f"{label}{mode}: before sense", before))
+            lines.append(served_row(f"{label}{mode}: now", now))
+    for label, qs in groups:
+        with previous_rule(**BEFORE_SENSE):
+            was = [q.text for q, s in zip(qs, served_now(store, qs, settings)) if not q.needs and s]
+        still = [q.text for q, s in zip(qs, served_now(store, qs, settings)) if not q.needs and s]
+        lines.append(f"{label}: off-topic prompts served anything: before sense {len(was)} of "
+                     f"{sum(not q.needs for q in qs)}, now {len(still)}"
+                     + (f" ({'; '.join(repr(t) for t in still)})" if still else ""))
+    return lines
+
+
+def sweep_sense(store: Store, queries: list[Query], settings: RecallSettings) -> None:
+    """The everyday-sense rule part by part and its selective-word count, on halves."""
+    head = f"{'':<{LABEL}}" + "   ".join(f"{h + ': rec srv prec off':>24}" for h, _ in halves(queries))
+
+    def show(label: str, served: list[Ranking]) -> None:
+        cells = []
+        for _name, idx in halves(queries):
+            st = served_stats([queries[i] for i in idx], [served[i] for i in idx])
+            cells.append(f"{st['recall']:.3f} {st['served']:.2f} {st['precision']:.3f} {st['offtopic']:.2f}")
+        print(f"{label:<{LABEL}}" + "   ".join(f"{c:>24}" for c in cells))
+
+    print()
+    print("sweep 6: the everyday-sense rule part by part (on the set; the held-out rounds are not swept)")
+    print(head)
+    with previous_rule(**BEFORE_SENSE):
+        show("before sense", served_now(store, queries, settings))
+    for label, parts in (("agreement denied only", {"admission": False}),
+                         ("admission bar only", {"agreement": False}),
+                         ("both, no co-occurrence (all-everyday)", {"pairs": False}),
+                         ("bar: 2 selective words", {"selective": 2}),
+                         ("bar: 4 selective words", {"selective": 4}),
+                         ("bar: terms or phrase only", {"selective": 99}),
+                         (f"now (bar: {index_mod.EVERYDAY_SENSE_SELECTIVE} selective words)", {})):
+        with sense_parts(**parts):
+            show(label, served_now(store, queries, settings))
+
+
 def sweep_everyday(store: Store, queries: list[Query], settings: RecallSettings) -> None:
     """Each part of the off-topic rule on and off, on halves; and without a dense model (where the table costs most)."""
     head = f"{'':<{LABEL}}" + "   ".join(f"{h + ': rec srv prec off':>24}" for h, _ in halves(queries))
@@ -427,7 +506,9 @@ def sweep_everyday(store: Store, queries: list[Query], settings: RecallSettings)
         for label, parts in (("previous rule", {}), ("everyday table only", {"everyday": True}),
                              ("unknown-share gate only", {"elsewhere": True}),
                              ("table + gate", {"everyday": True, "elsewhere": True}),
-                             ("table + gate + title (now)", {"everyday": True, "elsewhere": True, "title": True})):
+                             ("table + gate + title", {"everyday": True, "elsewhere": True, "title": True}),
+                             ("table + gate + title + sense (now)",
+                              {"everyday": True, "elsewhere": True, "title": True, "sense": True})):
             with previous_rule(**parts):
                 show(label + mode, served_now(store, queries, settings, dense))
     saved = index_mod.ELSEWHERE_SHARE
