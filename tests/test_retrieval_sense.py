@@ -126,3 +126,11 @@ def test_the_pairs_asked_in_one_lookup() -> None:
     many = [f"w{i}" for i in range(20)]
     assert term_pairs_query(many).count("AND") == index_mod.SENSE_TERMS_CHECKED - 1   # bounded, whatever the prompt
 
+
+
+def test_the_index_lookup_behind_the_ranked_hits(layers: Layers) -> None:
+    _fill(layers)
+    index = layers.project.index
+    assert index._share_a_lesson(["queue", "security"])          # n_queue001 holds both
+    assert not index._share_a_lesson(["package", "test"])         # no lesson does
+    assert not index._share_a_lesson(["test"])                    # nothing to pair: no lookup at all
