@@ -1231,7 +1231,10 @@ class Index:
         elsewhere = records >= ELSEWHERE_MIN_LESSONS and unknown_share(known) >= ELSEWHERE_SHARE
         def share_a_lesson(pairing: list[str]) -> bool:
             # the ranked hits first (counted already); the index only when none of them holds two
-            if any(held_by[t] & held_by[u] for t, others in term_pairs(pairing) for u in others):
+            pairs = term_pairs(pairing)
+            if not pairs:
+                return False
+            if any(held_by[t] & held_by[u] for t, others in pairs for u in others):
                 return True
             return self._share_a_lesson(pairing)
 
