@@ -17,9 +17,11 @@ lessons as 128-token chunks, a lesson scored by its best chunk). Every prompt is
   now      lexical = an exact phrase or two selective words admit a hit (rose.store.index.LexicalHit); dense = only
            cosines above the space's noise floor are fused; hybrid = selectors.hybrid (relative BM25 and cosine)
 
-Held-out prompts (`"heldout"` in prompts.jsonl, written after the everyday-words evidence rule was chosen) are left
-out of every table but their own: the rule before and after it, with and without the dense model. --sweep adds the
-rule part by part (sweep 4) and its unknown-share gate by store size, on random subsets of the lessons (sweep 5).
+Held-out prompts (`"heldout"` in prompts.jsonl: rounds 1 and 2 written after the everyday-words evidence rule was
+chosen, round 3 after the everyday-sense rule) are left out of every table but their own: each rule before and after
+it, per round, with and without the dense model. --sweep adds the everyday-words rule part by part (sweep 4), its
+unknown-share gate by store size, on random subsets of the lessons (sweep 5), and the everyday-sense rule part by
+part (sweep 6).
 
 Ranking metrics (prompts with needs): R@5, R@10, R@20 (20 = recall.candidates, what a selector is handed), MRR.
 Served metrics: recall (share of a prompt's needs served), lessons served per prompt, precision (needed served /
@@ -67,7 +69,7 @@ class Query:
     old_lists: cand.RankLists
     new_lists: cand.RankLists
     cos_new: dict[str, float]        # best-chunk cosine of every lesson
-    heldout: int = 0                 # written after the everyday-words rule was chosen (round 1 or 2): reported apart
+    heldout: int = 0                 # written after a rule was chosen (round 1, 2 or 3): reported apart
 
 
 def load() -> tuple[list[dict], list[dict]]:
