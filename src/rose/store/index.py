@@ -197,7 +197,8 @@ ELSEWHERE_SHARE = 0.4
 ELSEWHERE_MIN_LESSONS = 100
 # A prompt whose terms are all everyday words (terms only as some lesson's tag: "test", "package", "queue") and no two
 # of which share a lesson uses them in their everyday sense ("test drive a used car"): a hit then needs two terms, an
-# exact phrase or this many selective words, and no dense agreement stands in (bench_retrieval.py, "word sense")
+# exact phrase or this many selective words, and no dense agreement stands in (docs/benchmarks.md, "Terms in their
+# everyday sense"; bench_retrieval.py --sweep, sweep 6)
 EVERYDAY_SENSE_SELECTIVE = 3
 SENSE_TERMS_CHECKED = 8    # the terms whose pairs one co-occurrence lookup asks about
 WORDS_CHECKED = 24         # query words whose evidence is counted: the first ones (a pasted log is long)
@@ -357,8 +358,10 @@ class LexicalHit:
     generic together) or at least two selective words (one, when the query has only one selective word), provided the
     prompt shares a *term* with the store: a word some lesson holds that is not everyday English (rose.words.everyday)
     or that is among some lesson's tags. A prompt whose shared words are all everyday ("a healthy breakfast that takes
-    five minutes") admits nothing lexically, however many it shares; one that names "pytest" or "rebase" does. A hit
-    whose whole title the prompt names is admitted outright."""
+    five minutes") admits nothing lexically, however many it shares; one that names "pytest" or "rebase" does. When
+    every term it shares is an everyday word no lesson holds beside another of them ("test drive a used car"), they
+    are in their everyday sense (`everyday_sense`): a hit then needs two terms, a phrase or three selective words. A
+    hit whose whole title the prompt names is admitted outright."""
 
     id: str
     score: float           # BM25, higher is better
@@ -1229,6 +1232,7 @@ class Index:
         for rowid, _id, title, _score in ranked:
             hits[rowid].named = names(title, prompt_words)
         elsewhere = records >= ELSEWHERE_MIN_LESSONS and unknown_share(known) >= ELSEWHERE_SHARE
+
         def share_a_lesson(pairing: list[str]) -> bool:
             # the ranked hits first (counted already); the index only when none of them holds two
             pairs = term_pairs(pairing)
