@@ -373,7 +373,7 @@ def previous_rule(everyday: bool = False, elsewhere: bool = False, title: bool =
     if not title:
         index_mod.names = lambda _title, _words: False
     if not sense:
-        index_mod.everyday_sense = lambda _terms, _common, _share: False
+        index_mod.everyday_sense = lambda _terms, _context, _common, _share: False
     try:
         yield
     finally:

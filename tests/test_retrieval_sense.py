@@ -1,7 +1,8 @@
 """A store term in its everyday sense is no evidence on its own: when every term a prompt shares with the store is an
 everyday word (a term only because it is some lesson's tag: "test", "package", "queue") and no two of them are held
-by one lesson, a lexical hit needs two terms, an exact phrase or three selective words, and a dense agreement does
-not stand in for missing evidence. A technical word beside the term, two terms a lesson holds together, or a lesson's
+by one lesson, and the prompt has three or more words beside one term to say what it is about, a lexical hit needs
+two terms, an exact phrase or three selective words, and a dense agreement does not stand in for missing evidence.
+A short prompt keeps the store's sense. A technical word beside the term, two terms a lesson holds together, or a lesson's
 whole title still admit."""
 from __future__ import annotations
 
@@ -111,11 +112,25 @@ def test_which_prompts_are_in_their_everyday_sense() -> None:
     def never(_terms: list[str]) -> bool:
         raise AssertionError("asked only when every term is everyday")
 
-    assert not everyday_sense([], common, never)                               # no term: the anchor rule decides
-    assert not everyday_sense(["test", "pytest"], common, never)               # a technical term
-    assert everyday_sense(["test"], common, lambda _t: False)                  # one everyday term, alone
-    assert everyday_sense(["queue", "security"], common, lambda _t: False)     # two no lesson holds together
-    assert not everyday_sense(["queue", "security"], common, lambda _t: True)  # two a lesson holds together
+    assert not everyday_sense([], 4, common, never)                               # no term: the anchor rule decides
+    assert not everyday_sense(["test", "pytest"], 4, common, never)               # a technical term
+    assert everyday_sense(["test"], 4, common, lambda _t: False)                  # one everyday term, alone
+    assert everyday_sense(["queue", "security"], 4, common, lambda _t: False)     # two no lesson holds together
+    assert not everyday_sense(["queue", "security"], 4, common, lambda _t: True)  # two a lesson holds together
+    # fewer than SENSE_CONTEXT_MIN words beside the terms: no context to judge a sense by, the store's is taken
+    assert index_mod.SENSE_CONTEXT_MIN == 3
+    assert not everyday_sense(["test"], 2, common, never)
+    assert everyday_sense(["test"], 3, common, lambda _t: False)
+
+
+def test_a_short_prompt_keeps_the_store_sense_of_its_term(layers: Layers) -> None:
+    _fill(layers)
+    # "test" and "weekend" again, but nothing else beside them: a coding session's "test", as before the rule
+    hit = _hits(layers, "test over the weekend")["n_flaky001"]
+    assert hit.selective == 2 and hit.terms == 1 and not hit.phrase
+    assert hit.admitted and hit.corroborable
+    # a ticket number is no context either
+    assert _hits(layers, "test over the weekend #4521 v2")["n_flaky001"].admitted
 
 
 def test_the_pairs_asked_in_one_lookup() -> None:

@@ -80,18 +80,15 @@ def test_rose_search_finds_cold_exact_matches_after_the_hot_hits(layers: Layers)
 
 def test_archiving_the_noise_does_not_make_the_words_of_a_topic_generic(layers: Layers) -> None:
     store = layers.project
-    # "postgres", not "database": a lone everyday tag word beside everyday words is taken in its everyday sense
-    # (index.everyday_sense), which is not what this test is about
-    topic = [lesson(f"n_db{i:05d}", f"The postgres database keeps rule {i} here." + (" Reports read the replica."
-                                                                                    if i == 0 else ""),
-                    tags=["postgres"])
+    topic = [lesson(f"n_db{i:05d}", f"The database keeps rule {i} here." + (" Reports read the replica." if i == 0
+                                                                           else ""), tags=["database"])
              for i in range(8)]
     noise = [lesson(f"n_no{i:05d}", f"A note about nothing in particular, number {i}.") for i in range(192)]
     store.save_many(topic + noise)
 
     def admitted() -> bool:
-        hits = store.index.search_evidence("Change the postgres reports (#60)")
+        hits = store.index.search_evidence("Change the database reports (#60)")
         return next(h for h in hits if h.id == "n_db00000").admitted
-    assert admitted()                                   # "postgres" is in 8 of 200 lessons: selective
+    assert admitted()                                   # "database" is in 8 of 200 lessons: selective
     store.archive([n.id for n in noise], "budget")
     assert admitted()                                   # still: the share is of every record, cold ones included

@@ -201,6 +201,7 @@ ELSEWHERE_MIN_LESSONS = 100
 # everyday sense"; bench_retrieval.py --sweep, sweep 6)
 EVERYDAY_SENSE_SELECTIVE = 3
 SENSE_TERMS_CHECKED = 8    # the terms whose pairs one co-occurrence lookup asks about
+SENSE_CONTEXT_MIN = 3      # words beside a term (number-like tokens aside) a prompt needs for its sense to be judged
 WORDS_CHECKED = 24         # query words whose evidence is counted: the first ones (a pasted log is long)
 PHRASES_CHECKED = 12
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -408,12 +409,17 @@ def corroborable(prompt: PromptEvidence) -> bool:
     return not prompt.elsewhere and not prompt.everyday_sense
 
 
-def everyday_sense(terms: list[str], common: frozenset[str], share_a_lesson: Callable[[list[str]], bool]) -> bool:
+def everyday_sense(terms: list[str], context: int, common: frozenset[str],
+                   share_a_lesson: Callable[[list[str]], bool]) -> bool:
     """Whether a prompt's terms (the words it shares with the store that are not everyday English, or are some
-    lesson's tag) are likely used in their everyday sense: every one is an everyday word, and no two of them are held
+    lesson's tag) are likely used in their everyday sense: every one is an everyday word, no two of them are held
     by one lesson (Lesk's rule, on the store's own co-occurrence: "orders" beside "limit", "tests" beside "parallel"
-    are at home together; "queue" beside "security" is an airport). `share_a_lesson` is asked only then."""
-    if not terms or any(t not in common for t in terms):
+    are at home together; "queue" beside "security" is an airport), and the prompt has SENSE_CONTEXT_MIN or more
+    `context` words beside any one of them (the other terms included) to say what it is about. A short prompt
+    ("check the server", "how do I release this") has no context to judge by: in a coding session its words are
+    taken in the store's sense.
+    `share_a_lesson` is asked only when the rest holds."""
+    if not terms or context < SENSE_CONTEXT_MIN or any(t not in common for t in terms):
         return False
     return not share_a_lesson(terms)
 
@@ -1242,8 +1248,9 @@ class Index:
                 return True
             return self._share_a_lesson(pairing)
 
+        context = sum(1 for w in words if not any(ch.isdigit() for ch in w)) - 1   # the words beside one term
         prompt = PromptEvidence(selective_in_query, present, anchored, elsewhere,
-                                everyday_sense(terms, common, share_a_lesson))
+                                everyday_sense(terms, context, common, share_a_lesson))
         for hit in hits.values():
             hit.admitted = admits(hit, prompt)
             hit.corroborable = corroborable(prompt)
