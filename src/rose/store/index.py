@@ -1311,6 +1311,26 @@ class Index:
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
 
+    def count_by_family(self, where: str = "", params: Iterable[object] = ()) -> dict[str, int]:
+        """How many rows of each family `where` picks (all of them without one), counted in SQL."""
+        sql = "SELECT family, count(*) FROM nodes" + (f" WHERE {where}" if where else "") + " GROUP BY family"
+        return {family: int(n) for family, n in self.conn.execute(sql, tuple(params))}
+
+    def count_where(self, where: str, params: Iterable[object] = ()) -> int:
+        """How many rows `where` picks, in SQL (a bounded view's "and N more")."""
+        return int(self.conn.execute(f"SELECT count(*) FROM nodes WHERE {where}", tuple(params)).fetchone()[0])  # noqa: S608
+
+    def importance_at(self, where: str, params: Iterable[object], rank: int) -> float | None:
+        """The importance of the row at this rank (0 first) of those `where` picks, by falling importance."""
+        got = self.conn.execute(f"SELECT importance FROM nodes WHERE {where} ORDER BY importance DESC "  # noqa: S608
+                                "LIMIT 1 OFFSET ?", (*params, rank)).fetchone()
+        return None if got is None else float(got[0])
+
+    def select_first(self, columns: Sequence[str], where: str, params: Iterable[object], limit: int) -> list[tuple]:
+        """select()'s first `limit` rows of those `where` picks, in its order (family, level falling, id)."""
+        return self.select(columns, f"rowid IN (SELECT rowid FROM nodes WHERE {where} "  # noqa: S608
+                           "ORDER BY family, level DESC, id LIMIT ?)", (*params, limit))
+
 
 # the columns of `nodes` a lesson writes, by name (a column added by a migration cannot shift the others)
 _NODE_COLUMNS = ("id", "family", "title", "gist", "tags", "body", "level", "status", "origin", "memory_type", "scope",
