@@ -59,8 +59,9 @@ def _temp_beside(path: Path) -> tuple[int, str]:
     raise FileExistsError(f"no free temp name beside {path}")
 
 
-def write_bytes_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write `data` to `path` so a reader sees the old file or the new one, never half of either.
+def write_bytes_atomic(path: Path, data: bytes | list[bytes | memoryview], mode: int | None = None) -> None:
+    """Write `data` (or its pieces one after another: a splice of a large file, never joined in memory) to `path`
+    so a reader sees the old file or the new one, never half of either.
 
     The temp file is named `.<name>.<pid>.<random>.tmp` beside the target, so one left by a writer that was killed
     is recognised as stray (its pid is gone) and removed by `clean_stray_temps`. `mode` sets the file's mode (the
@@ -71,7 +72,10 @@ def write_bytes_atomic(path: Path, data: bytes, mode: int | None = None) -> None
         with os.fdopen(fd, "wb") as handle:
             if mode is not None:
                 os.fchmod(handle.fileno(), mode)
-            handle.write(data)
+            if isinstance(data, bytes):
+                handle.write(data)
+            else:
+                handle.writelines(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -96,16 +100,22 @@ class FileBatch:
     def __init__(self) -> None:
         self._pending: list[tuple[str, Path]] = []
         self._unlinks: list[Path] = []
+        self._folders: set[Path] = set()   # made (or found) already: one mkdir per folder a batch, not per file
 
     def write_text(self, path: Path, text: str) -> os.stat_result:
         """The temp file written (not yet durable, not yet in place); its stat is the target's after the rename."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent not in self._folders:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._folders.add(path.parent)
         fd, tmp = _temp_beside(path)
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(text.encode("utf-8", "surrogatepass"))
-                handle.flush()
-                st = os.fstat(handle.fileno())
+            try:
+                data = memoryview(text.encode("utf-8", "surrogatepass"))
+                while data:   # a raw write may take less than all of it
+                    data = data[os.write(fd, data):]
+                st = os.fstat(fd)
+            finally:
+                os.close(fd)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)

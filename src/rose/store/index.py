@@ -17,7 +17,7 @@ import re
 import sqlite3
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -174,6 +174,7 @@ if TYPE_CHECKING:   # for the type checker only: the prompt hook's process never
 
 WATCH: ChangeWatch | None = None   # set by the warm helper; None everywhere else (every sync stats every file)
 SIGNATURES = "folder_signatures"   # meta key: each node folder's _folder_signature when it was last brought in line
+INDEX_MD_OWED = "index_md_owed"   # meta key: index.md does not yet list what the last write committed (Index.owe_index_md)
 USAGE_MARK = "usage_log"   # meta key: how much of usage.jsonl is folded (offset, crc of it, and the file's stat)
 
 FULL_SCAN_EVERY_S = 120  # on the per-prompt path, a per-file scan at least this often (see Index.sync)
@@ -530,6 +531,39 @@ class Index:
         self.conn.execute("INSERT OR REPLACE INTO files(path, mtime_ns, size, node_id, problem) VALUES (?,?,?,?,NULL)",
                           (rel_path, mtime_ns, size, node.id))
 
+    # -- index.md's debt: what it lists is owed from the commit that changes it until it is written again ------
+    def owe_index_md(self) -> bool:
+        """Said in the transaction that changes what index.md lists (or just before it): a process killed after
+        that commit and before index.md is written leaves the mark, and the next sync writes index.md whole.
+        Returns whether it was owed already (an earlier write was killed: a splice would keep its loss)."""
+        before = self.index_md_owed()
+        if not before:
+            self.conn.execute("INSERT INTO meta(key, value) VALUES (?, '1')", (INDEX_MD_OWED,))
+        return before
+
+    def index_md_owed(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM meta WHERE key = ?", (INDEX_MD_OWED,)).fetchone() is not None
+
+    def index_md_paid(self) -> None:
+        """index.md is written: the mark goes. Another writer holding the database past the wait leaves it (the
+        next sync writes index.md again, which is only work)."""
+        try:
+            with self._transaction():
+                self.conn.execute("DELETE FROM meta WHERE key = ?", (INDEX_MD_OWED,))
+        except sqlite3.OperationalError as exc:
+            if not busy(exc):
+                raise
+
+    def hot_rows_of(self, ids: Collection[str]) -> list[tuple[str, str, int, str, str, str, str]]:
+        """(id, family, level, title, tags, gist, path) of these lessons, the hot ones only: their index.md lines."""
+        wanted, rows = list(ids), []
+        for start in range(0, len(wanted), 500):   # under SQLite's oldest limit on bound parameters (999)
+            chunk = wanted[start:start + 500]
+            rows += self.conn.execute(
+                "SELECT id, family, level, title, tags, gist, path FROM nodes WHERE cold = 0 AND id IN"
+                f" ({','.join('?' * len(chunk))})", chunk).fetchall()   # noqa: S608 - placeholders only
+        return rows
+
     def batch(self) -> contextlib.AbstractContextManager[None]:
         """Many writes in one transaction (Store.save_many): one commit for the batch, rolled back whole on error."""
         return self._transaction()
@@ -641,6 +675,8 @@ class Index:
         report.problems += [(rel, why) for rel, why in self.problems() if rel[:rel.rfind("/") + 1] in unchanged]
         self._reconcile(known, found, parse, report, until)
         report.files = sum(len(entries) for _prefix, entries in listing)
+        if report.changed:   # in this commit: killed before the store writes index.md, the next sync does
+            self.owe_index_md()
         if not report.pending:
             self.conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
                                   [("dirs", _dir_stamps(nodes_dir)), ("full_scan", str(time.time())),

@@ -9,14 +9,17 @@
       .gitattributes       `usage.jsonl merge=union`                committed
       episodes/*.json      the replay corpus                        committed
       routing/*.yaml       selection rules                          committed
-      index.md             one line per lesson, regenerated on every write (what a selector greps)
+      index.md             one line per lesson, kept true on every write (what a selector greps)
       index.db             SQLite FTS index and folded usage, derived     machine-local
       sessions/*.json      per-session scratch           machine-local
       events.jsonl         telemetry                     machine-local
       judge-cache.json     cached judgements             machine-local
       locks/ logs/ queue/ cache/  machine-local
 
-Every write is atomic and redacted; every read-modify-write holds the store lock.
+Every write is atomic and redacted; every read-modify-write holds the store lock. index.md is derived like
+index.db: a write splices its lessons' lines in (the full rewrite's text, byte for byte), and the index commit that
+changes what it lists also records that index.md is owed, cleared once it is written, so a process killed in
+between leaves a debt the next sync (or write) pays by writing index.md whole.
 
 A lesson's file changes only when its meaning changes, so a team that commits `.rose/` gets no churn and no merge
 conflict from use. Each field of a Node is one or the other, decided here and nowhere else (rose.store.usage holds
@@ -69,7 +72,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,6 +169,25 @@ def _index_md_place(data: bytes, lo: int, hi: int, key: tuple[bytes, int, bytes]
         else:
             hi = start
     return lo
+
+
+_FIND_EACH = 16   # ids up to which each one's lines are found with a bytes.find (a save); past it, one split
+
+
+def _without_lines_of(data: bytes, start: int, ids: set[bytes]) -> bytes:
+    """data without any line from `start` on (data[start - 1] is a newline) whose id, the text before its first
+    " | ", is one of `ids`."""
+    if len(ids) <= _FIND_EACH:
+        for node_id in ids:
+            mark = b"\n" + node_id + b" | "
+            at = data.find(mark, start - 1)
+            while at >= 0:
+                data = data[:at + 1] + data[data.index(b"\n", at + 1) + 1:]
+                at = data.find(mark, at)
+        return data
+    lines = data[start:].split(b"\n")   # the last one is the empty text after the final newline
+    kept = [line for line in lines if line.partition(b" | ")[0] not in ids]
+    return data if len(kept) == len(lines) else data[:start] + b"\n".join(kept)
 
 
 def family_slug(name: str) -> str:
@@ -439,8 +461,8 @@ class Store:
 
             build.start(self.root, self.scope.value)
             return report   # index.md is written by the job, once, when the index is whole
-        if report.changed or not self.index_md_path.exists():
-            with self.lock():
+        if report.changed or not self.index_md_path.exists() or self.index.index_md_owed():
+            with self.lock():   # owed: a write was killed between its commit and index.md
                 self._write_index_md()
         return report
 
@@ -503,18 +525,22 @@ class Store:
         """Write one node (its file only if its meaning changed, its usage as a record in usage.jsonl), redacted,
         and update the index and index.md, under the store lock."""
         with self.lock():
-            rewrote = self._save_unlocked(node)
+            with self.index.batch():   # the row and index.md's debt in one commit
+                rewrote = self._save_unlocked(node)
+                behind = rewrote and self.index.owe_index_md()
             self._flush_catalog()
             if rewrote:
-                self._update_index_md(node.id)
+                self._update_index_md([node.id], whole=behind)
         return node
 
     def save_many(self, nodes: list[Node]) -> None:
         """`save` for many nodes at once, all or nothing: one index transaction, one usage append and one flush
-        of the file system for the batch (FileBatch), instead of a commit and two fsyncs a node."""
+        of the file system for the batch (FileBatch), instead of a commit and two fsyncs a node; then index.md
+        gets the batch's lines spliced in (Store._update_index_md), not written whole. Killed between the commit
+        and index.md, the debt the commit carries (Index.owe_index_md) has the next sync write index.md."""
         with self.lock():
             batch = self._batch = FileBatch()
-            rewrote = False
+            rewrote = behind = False
             try:
                 with self.index.batch():
                     in_batch: set[str] = set()
@@ -524,6 +550,7 @@ class Store:
                             in_batch.clear()
                         in_batch.add(node.id)
                         rewrote = self._save_unlocked(node) or rewrote
+                    behind = rewrote and self.index.owe_index_md()
                     self._commit_batch()
                     self._flush_catalog()
             finally:
@@ -531,7 +558,7 @@ class Store:
                 self._batch_usage = []
                 batch.abort()
             if rewrote:
-                self._write_index_md()
+                self._update_index_md({node.id for node in nodes}, whole=behind)
 
     def _commit_batch(self) -> None:
         """The usage log first (as in a single save), then the files, durable and in place."""
@@ -643,7 +670,7 @@ class Store:
         for start in range(0, len(items), self.MOVE_BATCH):
             with self.lock():
                 self._catch_up_usage()
-                batch = []
+                batch: list[str] = []
                 for node_id, because in items[start:start + self.MOVE_BATCH]:
                     rel = self.index.path_of(node_id)
                     if rel is None or archive.is_cold_path(rel) == cold:
@@ -658,6 +685,8 @@ class Store:
                         node.status = Status.ARCHIVED
                     else:
                         node.status, node.archived_from = node.archived_from or Status.ACTIVE, None
+                    if not batch:   # before the first move's commit: killed after it, the next sync writes index.md
+                        self.index.owe_index_md()
                     try:
                         self._save_unlocked(node, disk, because=because)
                     except FileExistsError as exc:   # a second copy of the id is there (a merge gone wrong)
@@ -688,6 +717,7 @@ class Store:
             if rel is None:
                 raise NodeNotFound(node_id)
             path = self.root / rel
+            self.index.owe_index_md()
             try:
                 os.unlink(path)
             except FileNotFoundError:
@@ -767,10 +797,12 @@ class Store:
             change(node)
             if node.status is Status.ARCHIVED and was is not Status.ARCHIVED and node.archived_from is None:
                 node.archived_from = Status.ACTIVE if was is Status.DISPUTED and not node.disputes else was
-            rewrote = self._save_unlocked(node, disk, because=because)
+            with self.index.batch():
+                rewrote = self._save_unlocked(node, disk, because=because)
+                behind = rewrote and self.index.owe_index_md()
             self._flush_catalog()
             if rewrote:
-                self._update_index_md(node.id)
+                self._update_index_md([node.id], whole=behind)
         return node
 
     def embed_missing(self, embedder: Any, batch: int = 256) -> int:
@@ -803,36 +835,42 @@ class Store:
         lines += [_index_md_line(*r) for r in self.index.conn.execute(
             "SELECT id, family, level, title, tags, gist, path FROM nodes WHERE cold = 0 ORDER BY family, level DESC, id")]
         write_text_atomic(self.index_md_path, "\n".join(lines) + "\n")
+        self.index.index_md_paid()
 
-    def _update_index_md(self, node_id: str) -> None:
-        """One lesson's line of index.md replaced or put in its sorted place (a single save): the rest of the file
-        is copied as bytes, never split or recomputed, so a save costs about the same at 50,000 lessons as at
-        1,000. Anything unexpected (another header, CRLF, bytes that are not UTF-8, a line the bisection reads that
-        rose did not write) means the whole file is written again instead."""
-        row = self.index.conn.execute("SELECT id, family, level, title, tags, gist, path FROM nodes"
-                                      " WHERE id=? AND cold = 0", (node_id,)).fetchone()   # a cold one: no line
+    def _update_index_md(self, ids: Collection[str], *, whole: bool = False) -> None:
+        """These lessons' lines of index.md replaced or put in their sorted places (a save, or a save_many's
+        batch): the rest of the file is copied as bytes, never split into rows or recomputed from the index, so a
+        save costs about the same at 50,000 lessons as at 1,000 and a batch of 500 a few milliseconds. Anything
+        unexpected (another header, CRLF, bytes that are not UTF-8, a line the bisection reads that rose did not
+        write) means the whole file is written again instead. Exactly the full rewrite's text, whatever was in the
+        file for these ids before (every line of each goes, a hand-edited file's duplicates too). `whole`: index.md
+        was owed before this write (Index.owe_index_md), so it may lack an earlier one's lines: written whole."""
         head = f"{INDEX_MD_HEADER}\n\n".encode()
         try:
             data = self.index_md_path.read_bytes()
-            data.decode("utf-8")
+            if not data.isascii():   # a pass without a copy, for what most stores hold
+                data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             data = b""
-        if not data.startswith(head) or not data.endswith(b"\n") or b"\r" in data:
+        if whole or not data.startswith(head) or not data.endswith(b"\n") or b"\r" in data:
             self._write_index_md()
             return
-        mark = f"\n{node_id} | ".encode()
-        at = data.find(mark, len(head) - 1)
-        while at >= 0:   # the lesson's old line (or lines, in a hand-edited file) out
-            data = data[:at + 1] + data[data.index(b"\n", at + 1) + 1:]
-            at = data.find(mark, at)
-        if row is not None:
-            line = _index_md_line(*row).encode("utf-8", "surrogatepass")
-            place = _index_md_place(data, len(head), len(data), (row[1].encode(), -row[2], row[0].encode()))
+        data = _without_lines_of(data, len(head), {i.encode() for i in ids})
+        rows = self.index.hot_rows_of(ids)
+        view = memoryview(data)   # the kept runs of the file are written from it, never copied
+        pieces: list[bytes | memoryview] = [head]
+        at = len(head)
+        for key, line in sorted(((r[1].encode(), -r[2], r[0].encode()),
+                                 _index_md_line(*r).encode("utf-8", "surrogatepass")) for r in rows):
+            place = _index_md_place(data, at, len(data), key)   # the keys ascend: each place is past the last
             if place is None:
                 self._write_index_md()
                 return
-            data = data[:place] + line + b"\n" + data[place:]
-        write_bytes_atomic(self.index_md_path, data)
+            pieces += [view[at:place], line, b"\n"]
+            at = place
+        pieces.append(view[at:])
+        write_bytes_atomic(self.index_md_path, pieces)
+        self.index.index_md_paid()
 
     # -- episodes --------------------------------------------------------------------------------------------
     def new_episode_id(self) -> str:
