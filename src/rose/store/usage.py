@@ -41,10 +41,10 @@ from __future__ import annotations
 import copy
 import json
 import os
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from rose.model import valid_node_id
+from rose.typedrecord import Record, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -105,8 +105,7 @@ def _count(value: Any) -> int | None:
 
 
 # -- a node's usage, as values -------------------------------------------------------------------------------
-@dataclass
-class View:
+class View(Record):
     """Every usage value of one node: what a node holds in memory, or what the file and the log say together."""
 
     sums: dict[str, int] = field(default_factory=dict)
