@@ -176,3 +176,9 @@ def test_defining_records_imports_neither_dataclasses_nor_typing() -> None:
             "print(sorted(m for m in ('dataclasses', 'typing', 'inspect') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_type_hints_show_the_fields_alone() -> None:
+    import typing
+
+    assert list(typing.get_type_hints(Point)) == ["x", "y", "label"]

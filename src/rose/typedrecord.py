@@ -76,8 +76,12 @@ class Record:
     """Subclass with annotated fields; `class Point(Record, frozen=True)` for a frozen one."""
 
     __slots__ = ()
-    __record_fields__: tuple[Field, ...] = ()
-    __record_names__: tuple[str, ...] = ()
+    if TYPE_CHECKING:   # annotated for the type checker only: typing.get_type_hints of a record shows its fields alone
+        __record_fields__: tuple[Field, ...]
+        __record_names__: tuple[str, ...]
+        __record_frozen__: bool
+    __record_fields__ = ()
+    __record_names__ = ()
     __record_frozen__ = False
 
     def __init_subclass__(cls, *, frozen: bool = False, **kwargs: Any) -> None:
