@@ -84,7 +84,7 @@ def test_equality_hash_and_repr_match_a_dataclass() -> None:
 def test_frozen_records_refuse_assignment() -> None:
     p = Point(1)
     with pytest.raises(FrozenRecordError):
-        p.x = 2   # type: ignore[misc]  # noqa: the mistake under test
+        p.x = 2   # type: ignore[misc]
     with pytest.raises(AttributeError):
         del p.y   # type: ignore[misc]
     b = Bag("a")
