@@ -38,7 +38,6 @@ values against what the log already says, so the stages that change `node.stats`
 """
 from __future__ import annotations
 
-import copy
 import json
 import os
 from datetime import datetime, timedelta, timezone
@@ -182,6 +181,8 @@ def apply(node: Node, view: View) -> Node:
 
 def meaning(node: Node) -> dict[str, Any]:
     """The frontmatter a node's file holds: every field but its usage (see the table in rose.store.store)."""
+    import copy   # here, not at the top: the prompt path reads the log and never snapshots a node
+
     data = node.to_dict()
     for key in node.extra:   # the node's own objects: a snapshot, not a view (the rest of to_dict is fresh)
         if key in data and isinstance(data[key], (dict, list)):
