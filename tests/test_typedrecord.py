@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import pytest
 
-from rose.typedrecord import MISSING, FrozenRecordError, Record, field, fields, replace
+from rose.typedrecord import MISSING, SPECIALISE_AFTER, FrozenRecordError, Record, field, fields, replace
 
 
 class Point(Record, frozen=True):
@@ -55,7 +55,7 @@ def test_construction_defaults_and_factories() -> None:
 
 
 @pytest.mark.parametrize(("args", "kwargs", "message"), [
-    ((), {}, "missing 1 required argument: 'x'"),
+    ((), {}, "missing 1 required positional argument: 'x'"),
     ((1, 2, "l", 4), {}, "takes 4 positional arguments but 5 were given"),
     ((1,), {"x": 2}, "multiple values for argument 'x'"),
     ((1,), {"z": 2}, "unexpected keyword argument 'z'"),
@@ -182,3 +182,40 @@ def test_type_hints_show_the_fields_alone() -> None:
     import typing
 
     assert list(typing.get_type_hints(Point)) == ["x", "y", "label"]
+
+
+def test_a_class_built_often_gets_its_own_init_that_behaves_the_same() -> None:
+    class Many(Record):
+        """Built often enough to be specialised."""
+        a: int
+        b: list[int] = field(default_factory=list)
+        c: str = "c"
+
+        def __post_init__(self) -> None:
+            self.checked = True
+
+    class More(Many):
+        """A subclass: never runs its base's specialised __init__ (which sets only the base's fields)."""
+        d: int = 4
+
+    class Still(Record, frozen=True):
+        """A frozen one, specialised too."""
+        a: int
+        b: tuple[int, ...] = ()
+
+    generic = Many.__init__
+    for i in range(SPECIALISE_AFTER + 1):
+        Many(i)
+        Still(i)
+    assert Many.__init__ is not generic and Still.__init__ is not generic and More.__init__ is generic
+    m = Many(1)
+    assert (m.a, m.b, m.c, m.checked) == (1, [], "c", True) and Many(1).b is not m.b
+    assert Many(1, [2], c="x") == Many(a=1, b=[2], c="x") and list(vars(m)) == ["a", "b", "c", "checked"]
+    assert More(1).d == 4 and More(1, d=5) == More(1, [], "c", 5) and More(1).checked
+    s = Still(3)
+    assert s == Still(3, ()) and hash(s) == hash((3, ()))
+    with pytest.raises(FrozenRecordError):
+        s.a = 4   # type: ignore[misc]
+    for bad in (lambda: Many(), lambda: Many(1, a=2), lambda: Many(1, z=2), lambda: Still(1, (), 3)):
+        with pytest.raises(TypeError):
+            bad()   # type: ignore[no-untyped-call]

@@ -80,9 +80,13 @@ class Record:
         __record_fields__: tuple[Field, ...]
         __record_names__: tuple[str, ...]
         __record_frozen__: bool
+        __record_position__: dict[str, int]
+        __record_post_init__: Callable[[Any], None] | None
     __record_fields__ = ()
     __record_names__ = ()
     __record_frozen__ = False
+    __record_position__ = {}   # noqa: RUF012 - a class constant, replaced per subclass
+    __record_post_init__ = None
 
     def __init_subclass__(cls, *, frozen: bool = False, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -123,9 +127,13 @@ class Record:
                 seen_default = True
         cls.__record_fields__ = specs
         cls.__record_names__ = tuple(f.name for f in specs)
+        cls.__record_position__ = {name: i for i, name in enumerate(cls.__record_names__)}
+        cls.__record_post_init__ = getattr(cls, "__post_init__", None)   # looked up once, not per instance
         cls.__record_frozen__ = frozen
         cls.__match_args__ = cls.__record_names__   # type: ignore[attr-defined,misc]  # as @dataclass sets it
         body = cls.__dict__
+        if "__init__" not in body:   # its own, never a base record's specialised one (which sets only its fields)
+            cls.__init__ = Record.__init__   # type: ignore[method-assign]
         explicit_hash = "__hash__" in body and not (body["__hash__"] is None and "__eq__" in body)
         if frozen:
             if "__setattr__" in body or "__delattr__" in body:
@@ -139,23 +147,25 @@ class Record:
         cls = self.__class__
         names = cls.__record_names__
         values = self.__dict__
-        if not kwargs and len(args) == len(names):   # every field, in order: what the index's rows do
+        given = len(args)
+        if given == len(names) and not kwargs:   # every field, in order: what the index's rows do
             values.update(zip(names, args))
         else:
-            if len(args) > len(names):
+            if given > len(names):
                 raise TypeError(f"{cls.__qualname__}.__init__() takes {len(names) + 1} positional arguments but "
-                                f"{len(args) + 1} were given")
-            given = dict(zip(names, args))
-            for key, value in kwargs.items():
-                if key in given:
-                    raise TypeError(f"{cls.__qualname__}.__init__() got multiple values for argument {key!r}")
-                if key not in names:
+                                f"{given + 1} were given")
+            position = cls.__record_position__
+            for key in kwargs:
+                at = position.get(key)
+                if at is None:
                     raise TypeError(f"{cls.__qualname__}.__init__() got an unexpected keyword argument {key!r}")
-                given[key] = value
+                if at < given:
+                    raise TypeError(f"{cls.__qualname__}.__init__() got multiple values for argument {key!r}")
+            values.update(zip(names, args))
             missing = []
-            for f in cls.__record_fields__:
-                if f.name in given:
-                    values[f.name] = given[f.name]
+            for f in cls.__record_fields__[given:]:
+                if f.name in kwargs:
+                    values[f.name] = kwargs[f.name]
                 elif f.default is not MISSING:
                     values[f.name] = f.default
                 elif f.default_factory is not MISSING:
@@ -164,11 +174,13 @@ class Record:
                     missing.append(f.name)
             if missing:
                 values.clear()
-                raise TypeError(f"{cls.__qualname__}.__init__() missing {len(missing)} required argument"
+                raise TypeError(f"{cls.__qualname__}.__init__() missing {len(missing)} required positional argument"
                                 f"{'s' if len(missing) > 1 else ''}: " + ", ".join(repr(m) for m in missing))
-        post = getattr(self, "__post_init__", None)
-        if post is not None:
-            post()
+        if cls.__record_post_init__ is not None:
+            cls.__record_post_init__(self)
+        built = _BUILT[cls] = _BUILT.get(cls, 0) + 1
+        if built == SPECIALISE_AFTER:
+            _specialise(cls)
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__class__.__record_names__)
@@ -178,6 +190,42 @@ class Record:
         if other.__class__ is not self.__class__:
             return NotImplemented
         return _compared(self) == _compared(other)
+
+
+# A class built this many times in one process gets an __init__ of its own, compiled as @dataclass writes it
+# (`self.a = a` per field: about a third of the generic one's cost, which matters to a command that builds 50,000
+# index rows); a prompt's process builds most records a few times and compiles none, or one.
+SPECIALISE_AFTER = 32
+_BUILT: dict[type, int] = {}
+
+
+def _specialise(cls: type) -> None:
+    specs = cls.__record_fields__   # type: ignore[attr-defined]
+    frozen = cls.__record_frozen__   # type: ignore[attr-defined]
+    post = cls.__record_post_init__   # type: ignore[attr-defined]
+    names: dict[str, Any] = {"__record_missing__": MISSING, "__record_set__": object.__setattr__,
+                             "__record_post__": post}
+    params, lines = [], []
+    for i, f in enumerate(specs):
+        value = f.name
+        if f.default is not MISSING:
+            names[f"__record_default_{i}__"] = f.default
+            params.append(f"{f.name}=__record_default_{i}__")
+        elif f.default_factory is not MISSING:
+            names[f"__record_factory_{i}__"] = f.default_factory
+            params.append(f"{f.name}=__record_missing__")
+            value = f"__record_factory_{i}__() if {f.name} is __record_missing__ else {f.name}"
+        else:
+            params.append(f.name)
+        lines.append(f"    __record_set__(__record_self__, {f.name!r}, {value})" if frozen
+                     else f"    __record_self__.{f.name} = {value}")
+    if post is not None:
+        lines.append("    __record_post__(__record_self__)")
+    source = f"def __init__(__record_self__, {', '.join(params)}):\n" + ("\n".join(lines) or "    pass") + "\n"
+    exec(source, names)   # noqa: S102 - built from the class's own field names (identifiers) alone
+    init = names["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = init   # type: ignore[misc]
 
 
 class _DataclassFields:
