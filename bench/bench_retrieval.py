@@ -17,9 +17,11 @@ lessons as 128-token chunks, a lesson scored by its best chunk). Every prompt is
   now      lexical = an exact phrase or two selective words admit a hit (rose.store.index.LexicalHit); dense = only
            cosines above the space's noise floor are fused; hybrid = selectors.hybrid (relative BM25 and cosine)
 
-Held-out prompts (`"heldout"` in prompts.jsonl, written after the everyday-words evidence rule was chosen) are left
-out of every table but their own: the rule before and after it, with and without the dense model. --sweep adds the
-rule part by part (sweep 4) and its unknown-share gate by store size, on random subsets of the lessons (sweep 5).
+Held-out prompts (`"heldout"` in prompts.jsonl: rounds 1 and 2 written after the everyday-words evidence rule was
+chosen, round 3 after the everyday-sense rule) are left out of every table but their own: each rule before and after
+it, per round, with and without the dense model. --sweep adds the everyday-words rule part by part (sweep 4), its
+unknown-share gate by store size, on random subsets of the lessons (sweep 5), and the everyday-sense rule part by
+part (sweep 6).
 
 Ranking metrics (prompts with needs): R@5, R@10, R@20 (20 = recall.candidates, what a selector is handed), MRR.
 Served metrics: recall (share of a prompt's needs served), lessons served per prompt, precision (needed served /
@@ -67,7 +69,7 @@ class Query:
     old_lists: cand.RankLists
     new_lists: cand.RankLists
     cos_new: dict[str, float]        # best-chunk cosine of every lesson
-    heldout: int = 0                 # written after the everyday-words rule was chosen (round 1 or 2): reported apart
+    heldout: int = 0                 # written after a rule was chosen (round 1, 2 or 3): reported apart
 
 
 def load() -> tuple[list[dict], list[dict]]:
@@ -336,10 +338,13 @@ def main() -> int:
         print()
         print("\n".join(everyday_report(new, queries, held, settings)))
         print()
+        print("\n".join(sense_report(new, queries, held, settings)))
+        print()
         print("\n".join(cosine_report(queries)))
         if args.sweep:
             sweep(new, queries, settings)
             sweep_everyday(new, queries, settings)
+            sweep_sense(new, queries, held, settings)
             sweep_store_size(Path(tmp), lessons, queries, chunked, settings)
         if args.e5:
             e5_side_by_side(Path(args.e5), tmp, lessons, queries, settings, long_ids)
@@ -356,21 +361,47 @@ def main() -> int:
 
 # -- the everyday-words rule: before and after, on the set and on prompts written after it was chosen --------------
 @contextmanager
-def previous_rule(everyday: bool = False, elsewhere: bool = False, title: bool = False):
+def previous_rule(everyday: bool = False, elsewhere: bool = False, title: bool = False, sense: bool = False):
     """The lexical evidence rule with some of #13's off-topic parts switched off (all off: the rule before them):
     `everyday` the general-English table (off: every word a lesson holds is a term), `elsewhere` the unknown-share
-    gate, `title` the whole-title match."""
-    saved = index_mod.everyday, index_mod.ELSEWHERE_SHARE, index_mod.names
+    gate, `title` the whole-title match, `sense` the everyday-sense rule (index.everyday_sense)."""
+    saved = index_mod.everyday, index_mod.ELSEWHERE_SHARE, index_mod.names, index_mod.everyday_sense
     if not everyday:
         index_mod.everyday = frozenset          # called: an empty table
     if not elsewhere:
         index_mod.ELSEWHERE_SHARE = 2.0         # no prompt is past it
     if not title:
         index_mod.names = lambda _title, _words: False
+    if not sense:
+        index_mod.everyday_sense = lambda _terms, _context, _common, _share: False
     try:
         yield
     finally:
-        index_mod.everyday, index_mod.ELSEWHERE_SHARE, index_mod.names = saved
+        index_mod.everyday, index_mod.ELSEWHERE_SHARE, index_mod.names, index_mod.everyday_sense = saved
+
+
+# the rule as it was before the everyday-sense part: every other part of #13's off-topic rule on
+BEFORE_SENSE = {"everyday": True, "elsewhere": True, "title": True}
+
+
+@contextmanager
+def sense_parts(admission: bool = True, agreement: bool = True, pairs: bool = True, selective: int | None = None):
+    """The everyday-sense rule part by part: `admission` its stricter bar for a lexical hit, `agreement` its denial
+    of the dense agreement, `pairs` the co-occurrence of two terms (off: any all-everyday prompt is in that sense),
+    `selective` another count of selective words for its bar."""
+    saved = index_mod.EVERYDAY_SENSE_SELECTIVE, index_mod.corroborable, index_mod.term_pairs
+    if not admission:
+        index_mod.EVERYDAY_SENSE_SELECTIVE = 0          # every admitted hit clears it
+    elif selective is not None:
+        index_mod.EVERYDAY_SENSE_SELECTIVE = selective
+    if not agreement:
+        index_mod.corroborable = lambda prompt: not prompt.elsewhere
+    if not pairs:
+        index_mod.term_pairs = lambda _terms: []         # no pair to ask about, in the ranked hits or the index
+    try:
+        yield
+    finally:
+        index_mod.EVERYDAY_SENSE_SELECTIVE, index_mod.corroborable, index_mod.term_pairs = saved
 
 
 def served_now(store: Store, queries: list[Query], settings: RecallSettings, dense: bool = True) -> list[Ranking]:
@@ -408,6 +439,63 @@ def everyday_report(store: Store, queries: list[Query], held: list[Query], setti
     return lines
 
 
+def sense_report(store: Store, queries: list[Query], held: list[Query], settings: RecallSettings) -> list[str]:
+    """The everyday-sense rule: the rule before it vs now, on the set and on each held-out round apart."""
+    rounds = sorted({q.heldout for q in held})
+    lines = ["the everyday-sense rule (hybrid), before it vs now, per held-out round", SERVED_HEADER]
+    groups = [("set", queries)] + [(f"held out {r}", [q for q in held if q.heldout == r]) for r in rounds]
+    for label, qs in groups:
+        for dense in (True, False):
+            mode = "" if dense else ", lexical only"
+            with previous_rule(**BEFORE_SENSE):
+                before = served_stats(qs, served_now(store, qs, settings, dense))
+            now = served_stats(qs, served_now(store, qs, settings, dense))
+            lines.append(served_row(f"{label}{mode}: before sense", before))
+            lines.append(served_row(f"{label}{mode}: now", now))
+    for label, qs in groups:
+        with previous_rule(**BEFORE_SENSE):
+            was = [q.text for q, s in zip(qs, served_now(store, qs, settings)) if not q.needs and s]
+        still = [q.text for q, s in zip(qs, served_now(store, qs, settings)) if not q.needs and s]
+        lines.append(f"{label}: off-topic prompts served anything: before sense {len(was)} of "
+                     f"{sum(not q.needs for q in qs)}, now {len(still)}"
+                     + (f" ({'; '.join(repr(t) for t in still)})" if still else ""))
+    return lines
+
+
+def sweep_sense(store: Store, queries: list[Query], held: list[Query], settings: RecallSettings) -> None:
+    """The everyday-sense rule part by part and its selective-word count, on halves of the set, and on held-out round
+    1: the round whose six off-topic prompts the rule was chosen on (looked at, so no estimate; rounds 2 and 3 are
+    left out of the sweep)."""
+    looked = [q for q in held if q.heldout == 1]
+    head = f"{'':<{LABEL}}" + "   ".join(f"{h + ': rec srv prec off':>24}" for h, _ in halves(queries)) \
+        + f"{'round 1: rec prec off':>26}"
+
+    def show(label: str, parts: dict) -> None:
+        with sense_parts(**parts):
+            served, seen = served_now(store, queries, settings), served_now(store, looked, settings)
+        cells = []
+        for _name, idx in halves(queries):
+            st = served_stats([queries[i] for i in idx], [served[i] for i in idx])
+            cells.append(f"{st['recall']:.3f} {st['served']:.2f} {st['precision']:.3f} {st['offtopic']:.2f}")
+        r1 = served_stats(looked, seen)
+        cells.append(f"  {r1['recall']:.3f} {r1['precision']:.3f} {r1['offtopic']:.2f}")
+        print(f"{label:<{LABEL}}" + "   ".join(f"{c:>24}" for c in cells))
+
+    print()
+    print("sweep 6: the everyday-sense rule part by part (halves of the set; held-out round 1, looked at)")
+    print(head)
+    with previous_rule(**BEFORE_SENSE):
+        show("before sense", {})
+    for label, parts in (("agreement denied only", {"admission": False}),
+                         ("admission bar only", {"agreement": False}),
+                         ("both, no co-occurrence (all-everyday)", {"pairs": False}),
+                         ("bar: 2 selective words", {"selective": 2}),
+                         ("bar: 4 selective words", {"selective": 4}),
+                         ("bar: terms or phrase only", {"selective": 99}),
+                         (f"now (bar: {index_mod.EVERYDAY_SENSE_SELECTIVE} selective words)", {})):
+        show(label, parts)
+
+
 def sweep_everyday(store: Store, queries: list[Query], settings: RecallSettings) -> None:
     """Each part of the off-topic rule on and off, on halves; and without a dense model (where the table costs most)."""
     head = f"{'':<{LABEL}}" + "   ".join(f"{h + ': rec srv prec off':>24}" for h, _ in halves(queries))
@@ -427,7 +515,9 @@ def sweep_everyday(store: Store, queries: list[Query], settings: RecallSettings)
         for label, parts in (("previous rule", {}), ("everyday table only", {"everyday": True}),
                              ("unknown-share gate only", {"elsewhere": True}),
                              ("table + gate", {"everyday": True, "elsewhere": True}),
-                             ("table + gate + title (now)", {"everyday": True, "elsewhere": True, "title": True})):
+                             ("table + gate + title", {"everyday": True, "elsewhere": True, "title": True}),
+                             ("table + gate + title + sense (now)",
+                              {"everyday": True, "elsewhere": True, "title": True, "sense": True})):
             with previous_rule(**parts):
                 show(label + mode, served_now(store, queries, settings, dense))
     saved = index_mod.ELSEWHERE_SHARE

@@ -84,7 +84,10 @@ def test_each_served_command_prints_the_bytes_and_exit_code_it_prints_in_process
                 ["recall", "--prompt", "add retries to the client"], ["recall", "--json", "--prompt", "redis ttl"],
                 ["tree"], ["tree", "--json"], ["list"], ["list", "--json"], ["list", "cache"], ["show", node_id],
                 ["show", "--json", node_id], ["show", "no-such-lesson"], ["route"], ["route", "--json"], ["credit"],
-                ["status", "--cwd", project.name], ["list", "--cwd", "."]]
+                ["status", "--cwd", project.name], ["list", "--cwd", "."],
+                ["trace", "--prompt", "add retries to the client"], ["trace", "--json", "--prompt", "redis ttl"],
+                ["conflicts"], ["conflicts", "--json"], ["events"], ["events", "--json", "--limit", "2"],
+                ["evolution"], ["evolution", "list", "--json"], ["evolution", "show", "no-such-skill"]]
     for argv in commands:
         cwd = project.parent if "--cwd" in argv and argv[-1] != "." else project
         expected = _in_process(argv, cwd)
@@ -118,6 +121,9 @@ def test_what_writes_asks_or_is_answered_by_argparse_is_never_served(project: Pa
     for argv in (["add", "Always run the linter."], ["delete", node_id, "--yes"], ["clear", "--yes"],
                  ["route", "--when", "the task deploys", "--then", "read nodes/cache/ first"],
                  ["route", "--forget", "r-nothing"], ["recall", "--prompt", "x", "--selector", "judge"],
+                 ["trace", "--prompt", "x", "--selector", "judge"], ["evolution", "approve", "no-such-skill"],
+                 ["evolution", "reject", "x"], ["evolution", "rollback", "x"], ["evolution", "promote", "x"],
+                 ["evolution", "distill"],
                  ["status", "--help"], ["status", "--no-such-flag"], ["search"], ["index"], ["doctor"]):
         assert _served(helper, argv, project) is None, argv
     assert sorted(p.name for p in (project / ".rose").rglob("*.md")) == before
@@ -202,3 +208,15 @@ def test_while_the_helper_warms_a_command_that_ranks_runs_in_its_callers_process
     streams = [("utf-8", "strict"), ("utf-8", "strict")]
     for argv in (["search", "retry"], ["recall", "--prompt", "retry"]):
         assert commands.run(argv, "/", dict(os.environ), streams, warming=lambda: True) is None
+
+
+def test_a_served_conflicts_listing_shows_the_disputed_lesson_as_in_process(project: Path, helper: str) -> None:
+    node_id = _taught(project)
+    [path] = [p for p in (project / ".rose" / "nodes").rglob(f"{node_id}.md")]
+    text = path.read_text()
+    assert "status: active" in text
+    path.write_text(text.replace("status: active", "status: disputed\nconflict: which ttl wins?", 1))
+    for argv in (["conflicts"], ["conflicts", "--json"]):
+        served = _served(helper, argv, project)
+        assert served is not None and node_id.encode() in served[1], (argv, served)
+        assert served == _in_process(argv, project), argv

@@ -22,8 +22,8 @@ sys.path.insert(0, str(HERE))
 
 from authoring import (lessons_corvid, lessons_dev, lessons_extra, lessons_infra, lessons_long,  # noqa: E402
                        lessons_ops, lessons_quality, lessons_services)
-from authoring.prompts_heldout import (HELDOUT2_OFFTOPIC, HELDOUT2_PROMPTS, HELDOUT_OFFTOPIC,  # noqa: E402
-                                      HELDOUT_PROMPTS)
+from authoring.prompts_heldout import (HELDOUT2_OFFTOPIC, HELDOUT2_PROMPTS, HELDOUT3_OFFTOPIC,  # noqa: E402
+                                      HELDOUT3_PROMPTS, HELDOUT_OFFTOPIC, HELDOUT_PROMPTS)
 from authoring.prompts_src import LONG_PROMPTS, OFFTOPIC_PROMPTS, PROMPTS  # noqa: E402
 
 FAMILIES = {
@@ -52,20 +52,22 @@ def lessons() -> list[dict]:
 
 def prompts(by_key: dict[str, dict]) -> list[dict]:
     """Ids are positional (q001 ...): the long-lesson prompts and the off-topic ones (needs empty) come last, then
-    the held-out ones (`"heldout": true`, then `2` for the second round), written after the rule they test was
-    chosen."""
+    the held-out ones (`"heldout": true`, then `2` and `3` for the second and third rounds), written after the rule
+    they test was chosen."""
     out = []
     rows = PROMPTS + LONG_PROMPTS + [(text, "", False) for text in OFFTOPIC_PROMPTS]
     heldout = HELDOUT_PROMPTS + [(text, "", False) for text in HELDOUT_OFFTOPIC]
     heldout2 = HELDOUT2_PROMPTS + [(text, "", False) for text in HELDOUT2_OFFTOPIC]
-    for n, (text, keys, unnamed) in enumerate(rows + heldout + heldout2, 1):
+    heldout3 = HELDOUT3_PROMPTS + [(text, "", False) for text in HELDOUT3_OFFTOPIC]
+    rounds = [len(rows), len(rows) + len(heldout), len(rows) + len(heldout) + len(heldout2)]   # where each begins
+    for n, (text, keys, unnamed) in enumerate(rows + heldout + heldout2 + heldout3, 1):
         ks = keys.split()
         missing = [k for k in ks if k not in by_key]
         if missing:
             raise SystemExit(f"prompt {n} needs unknown lesson key(s) {missing}: {text!r}")
         out.append({"id": f"q{n:03d}", "prompt": text, "needs": [by_key[k]["id"] for k in ks], "needs_keys": ks,
                     "unnamed": unnamed,
-                    **({} if n <= len(rows) else {"heldout": True if n <= len(rows) + len(heldout) else 2})})
+                    **({} if n <= rounds[0] else {"heldout": True if n <= rounds[1] else 2 if n <= rounds[2] else 3})})
     return out
 
 

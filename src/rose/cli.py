@@ -206,13 +206,17 @@ def cmd_evolution(args: argparse.Namespace) -> int:
 def cmd_tree(args: argparse.Namespace) -> int:
     from rose import render, report
 
+    if not (args.json or args.all):   # bounded: reads only what it draws
+        print(render.tree_view(report.tree_view(_layers(args), family=args.family, shown=render.TREE_SHOWN,
+                                                per_family=render.TREE_PER_FAMILY)))
+        return 0
     lines = report.tree(_layers(args), family=args.family)
     if args.json:
         from dataclasses import asdict
 
         _print_json([asdict(line) for line in lines])
     else:
-        print(render.tree(lines, full=args.all))
+        print(render.tree(lines, full=True))
     return 0
 
 
@@ -232,7 +236,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     from rose import render
     from rose.retention.manage import listing
 
-    result = listing(_layers(args), args.filter or "", scope=args.scope, memory_type=args.type, cold=args.cold)
+    result = listing(_layers(args), args.filter or "", scope=args.scope, memory_type=args.type, cold=args.cold,
+                     limit=None if args.all or args.json else render.LIST_SHOWN)
     if args.json:
         _print_json(result.to_dict())
     else:

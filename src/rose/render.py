@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from rose.recall import RecallResult
     from rose.recall.trace import Trace
     from rose.model import Node
-    from rose.report import StatusReport, TreeLine
+    from rose.report import StatusReport, TreeLine, TreeView
     from rose.retention.manage import Bucket, DeletePlan, Listing, Moved, Shown
     from rose.search import Hit
     from rose.store import Store
@@ -176,15 +176,15 @@ def listing(r: Listing, full: bool = False) -> str:
         c[1] += b.cold
     out.append("types: " + ", ".join(f"{k} {h} hot / {c} cold" for k, (h, c) in types.items()))
     what = "cold archive" if r.cold else "hot store"
-    out.append(f"{what}{' matching ' + repr(r.filter) if r.filter else ''}: {len(r.rows)} "
+    out.append(f"{what}{' matching ' + repr(r.filter) if r.filter else ''}: {r.count()} "
                f"(ids are stable: `rose show ID`, `rose delete ID`)")
     rows = r.rows if full else r.rows[:LIST_SHOWN]
     for row in rows:
         out.append(f"{row.id:<14} {row.scope:<7} {row.memory_type:<11} imp {row.importance:.2f}  U {row.utility:.2f}  "
                    f"{row.uses:>3} uses {row.tokens:>5} tok  {plain_title(row.title)}"
                    + ("" if row.status in ("active", "archived") else f"  [{row.status}]"))
-    if len(rows) < len(r.rows):
-        out.append(f"… and {len(r.rows) - len(rows)} more, by falling importance: `rose list --all` prints every "
+    if len(rows) < r.count():
+        out.append(f"… and {r.count() - len(rows)} more, by falling importance: `rose list --all` prints every "
                    "one; a FILTER narrows the list")
     return "\n".join(out)
 
@@ -231,25 +231,26 @@ def moved(m: Moved) -> str:
 
 
 def tree(lines: list[TreeLine], full: bool = False) -> str:
-    if not lines:
+    """The whole tree's lines, bounded as `rose tree` prints them unless `full`."""
+    if full:
+        return _tree_lines(lines) if lines else "(no lessons)"
+    from rose.report import bound
+
+    return tree_view(bound(lines, TREE_SHOWN, TREE_PER_FAMILY))
+
+
+def tree_view(v: TreeView) -> str:
+    if not v.nodes:
         return "(no lessons)"
-    if full or len(lines) <= TREE_SHOWN:
-        return _tree_lines(lines)
-    # bounded: the subtrees (a line at depth 0 and the lines under it) grouped by their root's family
-    families: dict[str, list[list[TreeLine]]] = {}
-    for line in lines:
-        if line.depth == 0:
-            families.setdefault(line.family, []).append([])
-            current = families[line.family][-1]
-        current.append(line)
+    if v.lines:
+        return _tree_lines(v.lines)
     out = []
-    for family, subtrees in families.items():
-        ids = {line.id for subtree in subtrees for line in subtree}
-        out.append(f"{family}: {len(ids)} lesson{'' if len(ids) == 1 else 's'}")
-        out += ["  " + text for subtree in subtrees[:TREE_PER_FAMILY] for text in _tree_lines(subtree).split("\n")]
-        if len(subtrees) > TREE_PER_FAMILY:
-            out.append(f"  … and {len(subtrees) - TREE_PER_FAMILY} more trees: `rose tree --family {family} --all`")
-    out.append(f"({len(lines)} nodes in all: `rose tree --all` draws every one, `--json` lists them)")
+    for f in v.families:
+        out.append(f"{f.family}: {f.lessons} lesson{'' if f.lessons == 1 else 's'}")
+        out += ["  " + text for t in f.trees for text in _tree_lines(t).split("\n")]
+        if f.more:
+            out.append(f"  … and {f.more} more trees: `rose tree --family {f.family} --all`")
+    out.append(f"({v.nodes} nodes in all: `rose tree --all` draws every one, `--json` lists them)")
     return "\n".join(out)
 
 

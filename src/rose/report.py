@@ -324,21 +324,73 @@ class _TreeRow(NamedTuple):
     gaps: int
 
 
+_Rows = dict[str, tuple[_TreeRow, str]]   # id -> (its row, its store's scope); the first store holding an id wins
+
+
 def tree(layers: Layers, family: str | None = None) -> list[TreeLine]:
     """Depth-first from the apexes down `derived_from`, so each lesson appears under every parent it has."""
-    rows: dict[str, tuple[_TreeRow, str]] = {}
     stores = layers.require_any()
     for store in stores:
         store.sync()
-        for r in store.index.select(_TreeRow._fields, "family = ?" if family is not None else "",
-                                    (family,) if family is not None else ()):
+    return _whole_tree(stores, family)
+
+
+def _whole_tree(stores: list[Store], family: str | None) -> list[TreeLine]:
+    rows: _Rows = {}
+    for store in stores:
+        for r in store.index.select(_TreeRow._fields, *_in_family(family)):
             row = _TreeRow._make(r)
             rows.setdefault(row.id, (row, store.scope.value))
+    lines = _walk(rows)
+    _annotate(stores, rows, lines)
+    return lines
+
+
+def _in_family(family: str | None, where: str = "") -> tuple[str, tuple[object, ...]]:
+    """`where` (SQL, no parameters), narrowed to one family when --family names one."""
+    if family is None:
+        return where, ()
+    return (f"({where}) AND family = ?" if where else "family = ?"), (family,)
+
+
+def _apexes(rows: _Rows) -> list[str]:
+    """The lessons no lesson of `rows` is a parent of, in the order they are drawn: by family, highest level first."""
+    apexes = [nid for nid, (r, _s) in rows.items() if not any(p in rows for p in r.parents)]
+    return sorted(apexes, key=lambda i: (rows[i][0].family, -rows[i][0].level, i))
+
+
+def _walk(rows: _Rows) -> list[TreeLine]:
+    """Every line of the tree of `rows`, without manifests (`_annotate` adds those of the lines that are drawn)."""
+    out: list[TreeLine] = []
+    drawn: set[str] = set()
+
+    def walk(node_id: str, depth: int, path: tuple[str, ...]) -> None:
+        row, scope = rows[node_id]
+        repeat = node_id in drawn
+        out.append(TreeLine(depth, node_id, row.level, row.status, row.title, row.family, scope, repeat, []))
+        if repeat:
+            return
+        drawn.add(node_id)
+        for child in row.derived_from:
+            if child in rows and child not in path:  # a hand-made cycle is drawn once, not forever
+                walk(child, depth + 1, (*path, child))
+
+    for nid in _apexes(rows):
+        walk(nid, 0, (nid,))
+    for nid in sorted(rows):  # anything only reachable through a cycle
+        if nid not in drawn:
+            walk(nid, 0, (nid,))
+    return out
+
+
+def _annotate(stores: list[Store], rows: _Rows, lines: list[TreeLine]) -> None:
+    """Give each first drawing of a lesson among `lines` its delta manifest, trials, held-out results and gaps."""
+    ids = list(dict.fromkeys(line.id for line in lines if not line.repeat))
     manifests: dict[str, list[dict[str, Any]]] = {}
     more: dict[str, dict[str, Any]] = {}
     for store in stores:
-        wanted = [node_id for node_id, (row, _scope) in rows.items()
-                  if (row.dropped or row.level or row.status == "demoted") and node_id not in more]
+        wanted = [node_id for node_id in ids if node_id not in more
+                  and ((row := rows[node_id][0]).dropped or row.level or row.status == "demoted")]
         kept = store.index.manifests(wanted)   # from the index: no lesson file is parsed (50,000 of them, at scale)
         for node_id in wanted:
             if node_id in kept:
@@ -352,26 +404,141 @@ def tree(layers: Layers, family: str | None = None) -> list[TreeLine]:
                 manifests[node_id] = [c.to_dict() for c in node.dropped]
                 more[node_id] = {"heldout_passed": node.heldout_passed, "heldout_total": node.heldout_total,
                                  "trials": [t.to_dict() for t in node.trials], "gaps": len(node.gaps)}
-    out: list[TreeLine] = []
-    drawn: set[str] = set()
+    for line in lines:
+        if not line.repeat:
+            line.dropped = manifests.get(line.id, [])
+            for key, value in more.get(line.id, {}).items():
+                setattr(line, key, value)
 
-    def walk(node_id: str, depth: int, path: tuple[str, ...]) -> None:
-        row, scope = rows[node_id]
-        repeat = node_id in drawn
-        out.append(TreeLine(depth, node_id, row.level, row.status, row.title, row.family, scope, repeat,
-                            [] if repeat else manifests.get(node_id, []),
-                            **({} if repeat else more.get(node_id, {}))))
-        if repeat:
-            return
-        drawn.add(node_id)
-        for child in row.derived_from:
-            if child in rows and child not in path:  # a hand-made cycle is drawn once, not forever
-                walk(child, depth + 1, (*path, child))
 
-    apexes = [nid for nid, (r, _s) in rows.items() if not any(p in rows for p in r.parents)]
-    for nid in sorted(apexes, key=lambda i: (rows[i][0].family, -rows[i][0].level, i)):
-        walk(nid, 0, (nid,))
-    for nid in sorted(rows):  # anything only reachable through a cycle
-        if nid not in drawn:
-            walk(nid, 0, (nid,))
-    return out
+# -- the bounded tree: what `rose tree` prints for a human -----------------------------------------------------
+@dataclass
+class FamilyTrees:
+    """One family of a bounded tree: how many lessons its trees hold, the first of them whole, how many more."""
+
+    family: str
+    lessons: int                  # distinct lessons in all its trees (one drawn under two parents counts once)
+    trees: list[list[TreeLine]]   # its first trees, each a line at depth 0 and the lines under it
+    more: int                     # its trees not drawn
+
+
+@dataclass
+class TreeView:
+    """The whole tree when it has at most `shown` lines (`lines`), else each family's count and first trees."""
+
+    nodes: int                    # lines of the whole tree
+    lines: list[TreeLine] = field(default_factory=list)
+    families: list[FamilyTrees] = field(default_factory=list)
+
+
+def bound(lines: list[TreeLine], shown: int, per_family: int) -> TreeView:
+    """The bounded view cut from the whole tree's lines: the trees (a line at depth 0 and the lines under it)
+    grouped by their root's family, families in the order their first tree is drawn."""
+    if len(lines) <= shown:
+        return TreeView(len(lines), lines)
+    families: dict[str, list[list[TreeLine]]] = {}
+    current: list[TreeLine] = []
+    for line in lines:
+        if line.depth == 0:
+            current = []
+            families.setdefault(line.family, []).append(current)
+        current.append(line)
+    return TreeView(len(lines), [], [
+        FamilyTrees(family, len({line.id for t in trees for line in t}), trees[:per_family],
+                    max(0, len(trees) - per_family)) for family, trees in families.items()])
+
+
+# A lesson with no lineage (no parents, nothing derived from it, named by no other lesson's lists) is a tree of one
+# line, drawn in its family by (level, id): the bounded view counts those in SQL and reads only the first of them.
+_LINEAGE = "parents != '[]' OR derived_from != '[]'"     # how the index writes an empty list (_ids_json)
+_NO_LINEAGE = "parents = '[]' AND derived_from = '[]'"
+
+
+def tree_view(layers: Layers, family: str | None = None, *, shown: int, per_family: int) -> TreeView:
+    """`bound(tree(layers, family), shown, per_family)`, reading only the rows it draws and the ones with lineage
+    (the rest are counted per family in SQL). Ids two stores hold fall back to the whole tree (which store's row
+    wins then decides every line), as does a tree small enough to draw whole."""
+    stores = layers.require_any()
+    for store in stores:
+        store.sync()
+    where, params = _in_family(family)
+    counts = [store.index.count_by_family(where, params) for store in stores]
+    if sum(n for c in counts for n in c.values()) <= shown or _shared_ids(stores, counts, family):
+        return bound(_whole_tree(stores, family), shown, per_family)
+
+    # the rows with lineage, and the rows they name (which have none of their own, or they would be among them)
+    rows: _Rows = {}
+    for store in stores:
+        for r in store.index.select(_TreeRow._fields, *_in_family(family, _LINEAGE)):
+            rows[r[0]] = (_TreeRow._make(r), store.scope.value)
+    named = sorted({i for row, _s in rows.values() for i in (*row.parents, *row.derived_from)} - rows.keys())
+    for store in stores:
+        for start in range(0, len(named), 500):
+            chunk = named[start:start + 500]
+            where, params = _in_family(family, f"id IN ({','.join('?' * len(chunk))})")
+            for r in store.index.select(_TreeRow._fields, where, (*chunk, *params)):
+                rows.setdefault(r[0], (_TreeRow._make(r), store.scope.value))
+
+    # their lines are the whole tree's less the one-line trees, in the same order (those touch no other line)
+    linked = _walk(rows)
+    apexes = set(_apexes(rows))
+    apex_trees: dict[str, list[list[TreeLine]]] = defaultdict(list)    # per family, in drawn order
+    cycle_trees: dict[str, list[list[TreeLine]]] = defaultdict(list)   # only reachable through a cycle: drawn last
+    current: list[TreeLine] = []
+    for line in linked:
+        if line.depth == 0:
+            current = []
+            (apex_trees if line.id in apexes else cycle_trees)[line.family].append(current)
+        current.append(line)
+    lone: Counter[str] = Counter()
+    for c in counts:
+        lone.update(c)
+    lone.subtract(Counter(row.family for row, _s in rows.values()))
+
+    # families in the order their first tree is drawn: those with an apex by name (apexes are drawn by family),
+    # then those whose trees all hang off a cycle, in the order those are drawn
+    names = sorted({f for f, n in lone.items() if n > 0} | apex_trees.keys())
+    names += [f for f in cycle_trees if f not in names]
+    families = []
+    drawn_rows = dict(rows)
+    for name in names:
+        firsts = [((-row.level, row.id), [TreeLine(0, row.id, row.level, row.status, row.title, row.family, scope,
+                                                   False, [])])
+                  for row, scope in _lone_firsts(stores, name, per_family, rows, drawn_rows)] if lone[name] else []
+        trees = [t for _k, t in sorted(firsts + [((-t[0].level, t[0].id), t) for t in apex_trees[name]],
+                                       key=lambda kt: kt[0])]
+        trees = (trees + cycle_trees[name])[:per_family]
+        total = lone[name] + len(apex_trees[name]) + len(cycle_trees[name])
+        ids = {line.id for t in (*apex_trees[name], *cycle_trees[name]) for line in t}
+        families.append(FamilyTrees(name, lone[name] + len(ids), trees, max(0, total - per_family)))
+    _annotate(stores, drawn_rows, [line for f in families for t in f.trees for line in t])
+    return TreeView(sum(n for n in lone.values()) + len(linked), [], families)
+
+
+def _lone_firsts(stores: list[Store], family: str, n: int, rows: _Rows, into: _Rows) -> list[tuple[_TreeRow, str]]:
+    """The first `n` one-line trees of a family, by level (highest first) then id, from every store; each added to
+    `into`. A row that another lesson names has no lineage of its own either, so the query finds it too, but it
+    is an apex drawn where it would stand among these: dropping it leaves enough for the first `n` trees."""
+    got = []
+    for store in stores:
+        for r in store.index.select_first(_TreeRow._fields, f"family = ? AND {_NO_LINEAGE}", (family,), n):
+            if r[0] not in rows:
+                got.append((_TreeRow._make(r), store.scope.value))
+    got = sorted(got, key=lambda rs: (-rs[0].level, rs[0].id))[:n]
+    into.update((row.id, (row, scope)) for row, scope in got)
+    return got
+
+
+def _shared_ids(stores: list[Store], counts: list[dict[str, int]], family: str | None) -> bool:
+    """Whether two stores hold rows of one id (of this family, when --family names one): read the smaller's ids."""
+    held = sorted((sum(c.values()), i) for i, c in enumerate(counts) if c)
+    if len(held) < 2:   # a folder sees two stores at most: its project's and the global one
+        return False
+    small, large = stores[held[0][1]], stores[held[1][1]]
+    ids = [r[0] for r in small.index.select(("id",), *_in_family(family))]
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        where, params = _in_family(family, f"id IN ({','.join('?' * len(chunk))})")
+        if large.index.select(("id",), where, (*chunk, *params)):
+            return True
+    return False

@@ -86,6 +86,10 @@ class Listing:
     rows: list[Row]
     filter: str = ""
     cold: bool = False          # the rows are the cold archive's (--cold), else the hot store's
+    matched: int | None = None  # a bounded listing's count of all matching rows (its rows are only the first)
+
+    def count(self) -> int:
+        return len(self.rows) if self.matched is None else self.matched
 
     def totals(self) -> dict[str, int]:
         b = self.buckets
@@ -134,7 +138,7 @@ def _matches(pattern: str, row: IndexRow | _ListRow) -> bool:
 
 
 def listing(layers: Layers, pattern: str = "", *, scope: str | None = None, memory_type: str | None = None,
-            cold: bool = False, now: datetime | None = None) -> Listing:
+            cold: bool = False, now: datetime | None = None, limit: int | None = None) -> Listing:
     """The project's records, then the global ones, each by importance (then utility); a legacy `archived` file
     outside the archive lists as cold. The header's counts are the whole stores', whatever the filter."""
     stores = layers.require_any()
@@ -142,12 +146,31 @@ def listing(layers: Layers, pattern: str = "", *, scope: str | None = None, memo
     for store in stores:
         store.sync()
     rows: list[Row] = []
+    bounded = limit is not None and not pattern
+    matched = 0
     for store in stores:
         if scope and store.scope.value != scope:
             continue
         part = []
         root = str(store.root)
-        for r in map(_ListRow._make, store.index.select(_ListRow._fields)):
+        where, params = "", []
+        if limit is not None and bounded:
+            # bounded: count in SQL, read only the rows that can be among the first (importance rounds to 3
+            # places before the sort, so a margin of 0.001 under the last one's keeps every tie; 0.002 leaves
+            # room for the float arithmetic). A FILTER is matched in Python (Unicode case folding, globs over
+            # the tags), which SQL cannot say the same way: with one, every row is read, as with --all.
+            where = "(cold OR status = 'archived') = ?" + (" AND memory_type = ?" if memory_type else "")
+            params = [int(cold), *([memory_type] if memory_type else [])]
+            count = store.index.count_where(where, params)
+            matched += count
+            wanted = max(0, limit - len(rows))
+            if wanted == 0:
+                continue
+            floor = store.index.importance_at(where, params, wanted - 1) if count > wanted else None
+            if floor is not None:
+                where += " AND importance >= ?"
+                params.append(floor - 0.002)
+        for r in map(_ListRow._make, store.index.select(_ListRow._fields, where, params)):
             is_cold = r.cold or r.status == Status.ARCHIVED.value
             if is_cold != cold or (memory_type and r.memory_type != memory_type):
                 continue
@@ -157,8 +180,8 @@ def listing(layers: Layers, pattern: str = "", *, scope: str | None = None, memo
                             round(r.importance, 3), round(Graph.utility(r, now), 3), r.use_count, r.tokens,
                             r.last_used, is_cold, os.path.join(root, r.path)))
         part.sort(key=lambda x: (-x.importance, -x.utility, x.id))
-        rows += part
-    return Listing(buckets(stores), rows, pattern, cold)
+        rows += part[:max(0, limit - len(rows))] if limit is not None and bounded else part
+    return Listing(buckets(stores), rows, pattern, cold, matched if bounded else None)
 
 
 # -- rose show --------------------------------------------------------------------------------------------------

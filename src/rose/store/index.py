@@ -195,6 +195,13 @@ SELECTIVE_MIN_DF = 3       # in a small store a word in three lessons is still s
 # half a point, while the rest of the rule already kept off-topic prompts out of small stores)
 ELSEWHERE_SHARE = 0.4
 ELSEWHERE_MIN_LESSONS = 100
+# A prompt whose terms are all everyday words (terms only as some lesson's tag: "test", "package", "queue") and no two
+# of which share a lesson uses them in their everyday sense ("test drive a used car"): a hit then needs two terms, an
+# exact phrase or this many selective words, and no dense agreement stands in (docs/benchmarks.md, "Terms in their
+# everyday sense"; bench_retrieval.py --sweep, sweep 6)
+EVERYDAY_SENSE_SELECTIVE = 3
+SENSE_TERMS_CHECKED = 8    # the terms whose pairs one co-occurrence lookup asks about
+SENSE_CONTEXT_MIN = 3      # words beside a term (number-like tokens aside) a prompt needs for its sense to be judged
 WORDS_CHECKED = 24         # query words whose evidence is counted: the first ones (a pasted log is long)
 PHRASES_CHECKED = 12
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -348,8 +355,10 @@ class LexicalHit(Record):
     generic together) or at least two selective words (one, when the query has only one selective word), provided the
     prompt shares a *term* with the store: a word some lesson holds that is not everyday English (rose.words.everyday)
     or that is among some lesson's tags. A prompt whose shared words are all everyday ("a healthy breakfast that takes
-    five minutes") admits nothing lexically, however many it shares; one that names "pytest" or "rebase" does. A hit
-    whose whole title the prompt names is admitted outright."""
+    five minutes") admits nothing lexically, however many it shares; one that names "pytest" or "rebase" does. When
+    every term it shares is an everyday word no lesson holds beside another of them ("test drive a used car"), they
+    are in their everyday sense (`everyday_sense`): a hit then needs two terms, a phrase or three selective words. A
+    hit whose whole title the prompt names is admitted outright."""
 
     id: str
     score: float           # BM25, higher is better
@@ -370,6 +379,7 @@ class PromptEvidence(Record, frozen=True):
     present: int           # the query's words some lesson holds, or selective
     anchored: bool         # it shares at least one term with the store
     elsewhere: bool        # ELSEWHERE_SHARE or more of its words are unknown to a store of ELSEWHERE_MIN_LESSONS
+    everyday_sense: bool = False   # its terms are all everyday words, no two of them in one lesson (everyday_sense)
 
 
 def admits(hit: LexicalHit, prompt: PromptEvidence) -> bool:
@@ -382,7 +392,45 @@ def admits(hit: LexicalHit, prompt: PromptEvidence) -> bool:
         enough = hit.phrase or hit.selective >= min(2, prompt.selective)
     else:
         enough = hit.phrase or hit.words >= min(2, prompt.present)
+    if prompt.everyday_sense:
+        # one everyday term beside everyday words is what "a package to ship" shares with a packaging lesson
+        enough = enough and (hit.phrase or hit.terms >= 2 or hit.selective >= EVERYDAY_SENSE_SELECTIVE)
     return enough and (not prompt.elsewhere or hit.terms >= 2)
+
+
+def corroborable(prompt: PromptEvidence) -> bool:
+    """Whether a dense agreement may stand in for a hit's missing lexical evidence: not when the prompt is mostly words
+    the store has never seen, nor when its terms are in their everyday sense (a middling cosine is all they earn)."""
+    return not prompt.elsewhere and not prompt.everyday_sense
+
+
+def everyday_sense(terms: list[str], context: int, common: frozenset[str],
+                   share_a_lesson: Callable[[list[str]], bool]) -> bool:
+    """Whether a prompt's terms (the words it shares with the store that are not everyday English, or are some
+    lesson's tag) are likely used in their everyday sense: every one is an everyday word, no two of them are held
+    by one lesson (Lesk's rule, on the store's own co-occurrence: "orders" beside "limit", "tests" beside "parallel"
+    are at home together; "queue" beside "security" is an airport), and the prompt has SENSE_CONTEXT_MIN or more
+    `context` words beside any one of them (the other terms included) to say what it is about. A short prompt
+    ("check the server", "how do I release this") has no context to judge by: in a coding session its words are
+    taken in the store's sense.
+    `share_a_lesson` is asked only when the rest holds."""
+    if not terms or context < SENSE_CONTEXT_MIN or any(t not in common for t in terms):
+        return False
+    return not share_a_lesson(terms)
+
+
+def term_pairs(terms: list[str]) -> list[tuple[str, list[str]]]:
+    """Each of the first SENSE_TERMS_CHECKED terms with the later ones it pairs with. Words that are one another's
+    stem-mates ("test", "tests") are not paired: the stemming index holds both wherever it holds one."""
+    terms = terms[:SENSE_TERMS_CHECKED]
+    pairs = [(t, [u for u in terms[i + 1:] if not (u.startswith(t) or t.startswith(u))]) for i, t in enumerate(terms)]
+    return [(t, others) for t, others in pairs if others]
+
+
+def term_pairs_query(terms: list[str]) -> str | None:
+    """An FTS5 query matching a lesson that holds two of `terms` (None: fewer than two to pair)."""
+    clauses = [f'("{t}" AND (' + " OR ".join(f'"{u}"' for u in others) + "))" for t, others in term_pairs(terms)]
+    return " OR ".join(clauses) if clauses else None
 
 
 def names(title: str, prompt_words: set[str]) -> bool:
@@ -1153,6 +1201,7 @@ class Index:
         known: dict[str, int] = {}
         selective_in_query = present = 0
         anchored = False
+        terms: list[str] = []
         held_by: dict[str, set[int]] = {}
         for word in words:
             df, held = holders(word)
@@ -1164,6 +1213,8 @@ class Index:
             selective = df <= cap and (df > 0 or not any(ch.isdigit() for ch in word))
             term = df > 0 and (word not in common or tagged(word))
             anchored = anchored or term
+            if term:
+                terms.append(word)
             selective_in_query += selective
             present += selective or df > 0
             for rowid in held:
@@ -1182,11 +1233,30 @@ class Index:
         for rowid, _id, title, _score in ranked:
             hits[rowid].named = names(title, prompt_words)
         elsewhere = records >= ELSEWHERE_MIN_LESSONS and unknown_share(known) >= ELSEWHERE_SHARE
-        prompt = PromptEvidence(selective_in_query, present, anchored, elsewhere)
+
+        def share_a_lesson(pairing: list[str]) -> bool:
+            # the ranked hits first (counted already); the index only when none of them holds two
+            pairs = term_pairs(pairing)
+            if not pairs:
+                return False
+            if any(held_by[t] & held_by[u] for t, others in pairs for u in others):
+                return True
+            return self._share_a_lesson(pairing)
+
+        context = sum(1 for w in words if not any(ch.isdigit() for ch in w)) - 1   # the words beside one term
+        prompt = PromptEvidence(selective_in_query, present, anchored, elsewhere,
+                                everyday_sense(terms, context, common, share_a_lesson))
         for hit in hits.values():
             hit.admitted = admits(hit, prompt)
-            hit.corroborable = not prompt.elsewhere
+            hit.corroborable = corroborable(prompt)
         return [hits[r[0]] for r in ranked]
+
+    def _share_a_lesson(self, terms: list[str]) -> bool:
+        """Whether some lesson holds two of `terms`: one lookup, stopped at the first (at 50,000 generated lessons
+        0.6-2 ms for two or three tag words, 5 ms for eight)."""
+        q = term_pairs_query(terms)
+        return q is not None and self.conn.execute("SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ? LIMIT 1",
+                                                   (q,)).fetchone() is not None
 
     # -- embeddings ------------------------------------------------------------------------------------------
     def missing_embeddings(self, model: str, limit: int = 10_000) -> list[tuple[str, str, str, str, str]]:
@@ -1235,6 +1305,26 @@ class Index:
 
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+
+    def count_by_family(self, where: str = "", params: Iterable[object] = ()) -> dict[str, int]:
+        """How many rows of each family `where` picks (all of them without one), counted in SQL."""
+        sql = "SELECT family, count(*) FROM nodes" + (f" WHERE {where}" if where else "") + " GROUP BY family"
+        return {family: int(n) for family, n in self.conn.execute(sql, tuple(params))}
+
+    def count_where(self, where: str, params: Iterable[object] = ()) -> int:
+        """How many rows `where` picks, in SQL (a bounded view's "and N more")."""
+        return int(self.conn.execute(f"SELECT count(*) FROM nodes WHERE {where}", tuple(params)).fetchone()[0])  # noqa: S608
+
+    def importance_at(self, where: str, params: Iterable[object], rank: int) -> float | None:
+        """The importance of the row at this rank (0 first) of those `where` picks, by falling importance."""
+        got = self.conn.execute(f"SELECT importance FROM nodes WHERE {where} ORDER BY importance DESC "  # noqa: S608
+                                "LIMIT 1 OFFSET ?", (*params, rank)).fetchone()
+        return None if got is None else float(got[0])
+
+    def select_first(self, columns: Sequence[str], where: str, params: Iterable[object], limit: int) -> list[tuple]:
+        """select()'s first `limit` rows of those `where` picks, in its order (family, level falling, id)."""
+        return self.select(columns, f"rowid IN (SELECT rowid FROM nodes WHERE {where} "  # noqa: S608
+                           "ORDER BY family, level DESC, id LIMIT ?)", (*params, limit))
 
 
 # the columns of `nodes` a lesson writes, by name (a column added by a migration cannot shift the others)

@@ -287,7 +287,8 @@ def run_hook(argv: list[str], payload: bytes, timeout: float) -> str | None:
 # The inspection commands the helper may answer: they write nothing a user sees (an index catches up, as it would
 # in-process) and never ask. The helper narrows further (route and recall, by their flags and settings) and answers
 # anything else, or anything it cannot run exactly as a fresh process would, with "not served".
-SERVED_COMMANDS = frozenset({"status", "search", "recall", "tree", "list", "show", "route", "credit"})
+SERVED_COMMANDS = frozenset({"status", "search", "recall", "trace", "tree", "list", "show", "route", "credit",
+                             "conflicts", "evolution", "events"})
 COMMAND_TIMEOUT_S = 120.0   # bounds a hung helper only: a command at 50,000 lessons takes about a second
 COMMAND_REPLY = b"C"        # a served command's reply: this mark, "code stdout-bytes stderr-bytes\n", then both
 

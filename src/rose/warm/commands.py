@@ -1,6 +1,7 @@
-"""The warm helper answering an inspection command (`rose status`, `search`, `recall --prompt`, `tree`, `list`,
-`show`, route and credit listings) in-process, so its user does not pay for importing rose and opening its indexes
-on every command (about 7x a bare interpreter's start by itself).
+"""The warm helper answering an inspection command (`rose status`, `search`, `recall --prompt`, `trace --prompt`,
+`tree`, `list`, `show`, `conflicts`, `events`, the route, credit and evolution listings) in-process, so its user
+does not pay for importing rose and opening its indexes on every command (about 7x a bare interpreter's start by
+itself).
 
 A command runs here exactly as in a fresh process: the same parser and dispatch (rose.cli), in the caller's
 environment and working directory (rose.environment), its stdout and stderr captured as the bytes the caller's own
@@ -82,6 +83,8 @@ def _captured(streams: list[tuple[str, str]]) -> Iterator[tuple[io.BytesIO, io.B
 def preload() -> None:
     """What the inspection commands import, loaded once in the helper's background."""
     import rose.cli
+    import rose.evolve.commands
+    import rose.learn.conflicts
     import rose.render
     import rose.report
     import rose.retention.manage
@@ -94,7 +97,9 @@ def _servable(args: Any) -> bool:
         return False
     if command == "route":
         return not (args.when or args.then or args.forget)   # teaching or forgetting a rule writes it
-    if command == "recall":
+    if command == "evolution":
+        return args.action in ("list", "show")   # approve, reject, rollback, promote write; distill asks a model
+    if command in ("recall", "trace"):
         if args.selector:
             return args.selector == "hybrid"
         from pathlib import Path
@@ -107,7 +112,7 @@ def _servable(args: Any) -> bool:
     return True
 
 
-RANKING = frozenset({"search", "recall"})   # the commands that rank with the embedding model
+RANKING = frozenset({"search", "recall", "trace"})   # the commands that rank with the embedding model
 
 
 def run(argv: list[str], cwd: str, env: dict[str, str], streams: list[tuple[str, str]],
