@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import enum
 import functools
-from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from collections.abc import Callable
 
 from rose.errors import ConfigError
+from rose.typedrecord import MISSING, Record, field, fields
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -70,8 +70,7 @@ class EmbedProvider(str, enum.Enum):
     NONE = "none"
 
 
-@dataclass
-class RecallSettings:
+class RecallSettings(Record):
     """recall.*: how lessons are chosen and packed for a prompt."""
     enabled: bool = knob(True, "Switch recall off without uninstalling the hooks.")
     selector: Selector = knob(Selector.FORK, "How lessons are chosen once the store outgrows the pack budget.")
@@ -96,8 +95,7 @@ class RecallSettings:
     strategy: DescentStrategy = knob(DescentStrategy.DELTA_PATCH, "How a failed short form recovers dropped detail.")
 
 
-@dataclass
-class ReflectionSettings:
+class ReflectionSettings(Record):
     """reflection.*: when a turn is worth learning from."""
     mode: ReflectionMode = knob(ReflectionMode.BACKGROUND, "Who reflects when a turn was substantial.")
     nudge_after_tool_calls: int = knob(12, "A turn with this many tool calls is worth a thought.")
@@ -107,8 +105,7 @@ class ReflectionSettings:
     nudge_backoff_after: int = knob(3, "After this many empty reflections in a row the cooldown doubles.")
 
 
-@dataclass
-class CompressionSettings:
+class CompressionSettings(Record):
     """compression.*: when and how far a lesson earns a shorter form."""
     enabled: bool = knob(True, "Let usage earn lessons a shorter form.")
     max_level: int = knob(6, "No lesson is compressed beyond this level.")
@@ -121,8 +118,7 @@ class CompressionSettings:
                                           "claim is under-reported.")
 
 
-@dataclass
-class DescentSettings:
+class DescentSettings(Record):
     """descent.*: how a dropped claim is ranked for re-attaching."""
     w_judge: float = knob(0.60, "Weight of the model's usefulness ranking of a dropped claim.")
     w_prior: float = knob(0.28, "Weight of the claim's Laplace-smoothed rescue rate (observed outcome).")
@@ -130,8 +126,7 @@ class DescentSettings:
     repair_after_rescues: int = knob(3, "A claim that rescued the same node this often is folded back into its body.")
 
 
-@dataclass
-class CreditSettings:
+class CreditSettings(Record):
     """credit.*: withholding served lessons to measure whether they help."""
     withhold_rate: float = knob(0.1, "Chance per session that a lesson which would be served is withheld, to measure "
                                 "whether it helps (never twice in a row, at most 0.5; 0 switches withholding off).")
@@ -145,8 +140,7 @@ class CreditSettings:
                                   "by more than 2.5 posterior sd (else it is only reported).")
 
 
-@dataclass
-class EvolutionSettings:
+class EvolutionSettings(Record):
     """evolution.*: skills and guardrails tried against a randomized control."""
     enabled: bool = knob(False, "Let the learner turn grounded memories into candidate skills and guardrails, tried "
                          "against a randomized control before they count (machine-local; writes the agent's local "
@@ -166,14 +160,12 @@ class EvolutionSettings:
     distill_interval_h: float = knob(24.0, "Least time between two store-mode distills over the whole hot store.")
 
 
-@dataclass
-class RoutingSettings:
+class RoutingSettings(Record):
     """routing.*: the selection rules sent with a selector call."""
     max_tokens: int = knob(300, "Cap on the selection rules sent with every selector call.")
 
 
-@dataclass
-class AgentSettings:
+class AgentSettings(Record):
     """agent.*: who answers the judge's questions (backend, model, endpoints, commands) and its deadline."""
     backend: BackendName = knob(BackendName.AUTO, "Who answers the judge's questions; auto = first of claude, codex on PATH.",
                             privileged=True)
@@ -191,8 +183,7 @@ class AgentSettings:
     cache_max_entries: int = knob(5000, "Judge cache size; the oldest entries are evicted first.")
 
 
-@dataclass
-class EmbedSettings:
+class EmbedSettings(Record):
     """embed.*: the dense retrieval model."""
     provider: EmbedProvider = knob(EmbedProvider.AUTO, "Dense retrieval model; none = lexical search only.",
                                     privileged=True)
@@ -203,8 +194,7 @@ class EmbedSettings:
                              privileged=True)
 
 
-@dataclass
-class Settings:
+class Settings(Record):
     """Every setting, one section per concern, with the problems met while loading them."""
     recall: RecallSettings = field(default_factory=RecallSettings)
     reflection: ReflectionSettings = field(default_factory=ReflectionSettings)
@@ -223,8 +213,7 @@ class Settings:
 ALIASES = {"agent": "agent.backend", "selector": "recall.selector"}
 
 
-@dataclass(frozen=True)
-class Knob:
+class Knob(Record, frozen=True):
     """One setting as declared: its dotted key, type, default, reason and privilege."""
     key: str
     type: type
@@ -252,7 +241,7 @@ class Knob:
 def _sections() -> dict[str, type]:
     """Section name -> its settings class, in declaration order (cheap: no annotation is evaluated)."""
     # every section field is field(default_factory=<its class>)
-    return {f.name: f.default_factory for f in fields(Settings)  # type: ignore[misc]
+    return {f.name: f.default_factory for f in fields(Settings)
             if not f.metadata.get("not_a_section")}
 
 
@@ -361,8 +350,7 @@ class ProblemKind(str, enum.Enum):
     NOT_TRUSTED = "not-trusted"  # a privileged key in a repository's file the user has not trusted: ignored
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(Record, frozen=True):
     """One thing in a settings file that rose did not apply, and why. Never fatal: recall goes on without it."""
 
     source: str
@@ -378,8 +366,7 @@ class Problem:
         return {"source": self.source, "key": self.key, "kind": self.kind.value, "detail": self.detail}
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(Record, frozen=True):
     """A settings file and whether it is the user's own (their global store) or a repository's.
 
     A repository's file may tune rose but never choose what it runs or where it sends data: its privileged keys

@@ -24,5 +24,6 @@ def everyday() -> frozenset[str]:
     beside it). A word outside it that a store holds is a term a topic can be recognised by; a prompt that shares only
     everyday words with the store is most likely about something else. Read on first use, then kept (the warm helper
     keeps it across prompts)."""
-    text = EVERYDAY_FILE.read_text(encoding="utf-8")
-    return frozenset(w for w in (line.strip() for line in text.splitlines()) if w)
+    # one word a line: split() reads the same set as stripping each line, in about half the time (every prompt
+    # answered in its own process reads it)
+    return frozenset(EVERYDAY_FILE.read_text(encoding="utf-8").split())

@@ -34,8 +34,9 @@ imports anything heavy.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from enum import Enum
+
+from rose.typedrecord import Record
 
 PRIOR_PASSES = 1.0     # Beta(1, 1): every rate equally likely before the first sample
 PRIOR_FAILURES = 1.0
@@ -60,8 +61,7 @@ class Verdict(str, Enum):
         return self not in (Verdict.MEASURING, Verdict.SUSPECT)
 
 
-@dataclass(frozen=True)
-class Arm:
+class Arm(Record, frozen=True):
     """One arm's samples: sessions with an outcome, and how many succeeded."""
     n: int = 0          # sessions in this arm that ended in a success or a failure
     passes: int = 0     # of which succeeded
@@ -97,8 +97,7 @@ def difference(a: Arm, b: Arm) -> tuple[float, float]:
     return a.mean - b.mean, math.sqrt(va + vb)
 
 
-@dataclass(frozen=True)
-class Credit:
+class Credit(Record, frozen=True):
     """A lesson's samples in the served and the withheld arm."""
     served: Arm = Arm()
     withheld: Arm = Arm()
@@ -117,8 +116,7 @@ class Credit:
         return self.served.n + self.withheld.n
 
 
-@dataclass(frozen=True)
-class Rules:
+class Rules(Record, frozen=True):
     """The thresholds a credit verdict is decided by."""
     min_samples: int = 20      # samples each arm needs before a harmful verdict
     max_withheld: int = 150    # withheld samples after which no verdict means no detectable effect
@@ -127,8 +125,7 @@ class Rules:
     helps_min_samples: int = HELPS_MIN_SAMPLES
 
 
-@dataclass(frozen=True)
-class Judged:
+class Judged(Record, frozen=True):
     """A credit verdict and its reason."""
     verdict: Verdict
     reason: str

@@ -7,12 +7,12 @@ what its event needs, raises PayloadError with a reason; the hook boundary turns
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from enum import Enum
 
 from rose.errors import PayloadError
 from rose.hooks import MAX_PAYLOAD_BYTES
 from rose.model import Agent
+from rose.typedrecord import Record, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,8 +33,7 @@ class HookName(str, Enum):
 
 
 
-@dataclass
-class HookEvent:
+class HookEvent(Record):
     """One hook call, either agent's payload in one shape."""
     agent: Agent
     name: HookName

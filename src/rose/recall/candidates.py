@@ -14,7 +14,6 @@ no evidence.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
 
@@ -22,6 +21,7 @@ from rose.model import SERVABLE_SQL
 from rose.config import RecallSettings
 from rose.store import Store
 from rose.store.index import IndexRow, LexicalHit
+from rose.typedrecord import Record, field
 
 LEXICAL_DEPTH = 50       # how deep each rank list goes before fusion
 DENSE_FLOOR = 0.45       # a dense-only match needs this cosine (wordllama: the best wrong lesson clears it on ~25% of
@@ -37,8 +37,7 @@ class DenseStatus(str, Enum):
     FAILED = "failed"          # the embedder errored; lexical-only
 
 
-@dataclass
-class Candidate:
+class Candidate(Record):
     """A servable lesson found by search: its ranks in each list, its evidence, and its fused score."""
     id: str
     store: Store
@@ -66,8 +65,7 @@ class Candidate:
                 **({"rule": self.rule} if self.rule else {})}
 
 
-@dataclass(frozen=True)
-class Floors:
+class Floors(Record, frozen=True):
     """Cosines that mean something in one embedder's space: below `noise` a dense hit is not fused at all; a
     dense-only candidate is served without a model only at `serve` or above."""
 
@@ -85,8 +83,7 @@ def floors_for(model: str | None) -> Floors:
     return FLOORS.get(base, DEFAULT_FLOORS)
 
 
-@dataclass
-class RankLists:
+class RankLists(Record):
     """The lexical and dense rankings of one query, before fusion."""
     lexical: list[tuple[Store, str, float]]          # (store, id, bm25) best first
     dense: list[tuple[Store, str, float]]            # (store, id, cosine) best first

@@ -6,12 +6,12 @@ refresher. PreCompact clears the record, because compaction may have deleted the
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 
 from rose.inert import escape, plain
 from rose.store.budget import PACK_OVERHEAD_TOKENS
 from rose.tokens import estimate
+from rose.typedrecord import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,8 +39,7 @@ class Tier(str, Enum):
     FRESH = "fresh"   # skipped: still in context
 
 
-@dataclass
-class Item:
+class Item(Record):
     """One lesson on its way into the block: its row, its store, why it was chosen and the tier it is served at."""
     id: str
     row: IndexRow
@@ -53,8 +52,7 @@ class Item:
     card: bool = False   # served as a compact card (a long experience that did not fit whole)
 
 
-@dataclass
-class Fitted:
+class Fitted(Record):
     """The items that fit the budget, and how many chosen ones did not."""
     items: list[Item]
     left_out: int        # lessons chosen but over the budget (or the global sub-cap): named on the notice

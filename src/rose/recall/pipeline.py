@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from rose.recall.trace import Trace
 
@@ -23,6 +22,7 @@ from rose.recall.pack import Item, Tier, assign_tiers, fit, notice, render_block
 from rose.store.budget import whole
 from rose.store.index import SERVABLE
 from rose.store.sessions import SessionState
+from rose.typedrecord import Record, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,8 +39,7 @@ DISCLOSURE_MAX = 2        # lessons the second pass may add: it widens recall, i
 MAX_PROMPT_CHARS = 8000   # a pasted log is searched by its head; the whole of it never reaches FTS or a model
 
 
-@dataclass
-class RecallResult:
+class RecallResult(Record):
     """What one recall served: the block, the notice line, the items and the trace."""
     block: str
     notice: str
@@ -433,7 +432,7 @@ def _may_serve(stores, top, first, exclude) -> bool:
 
 
 def _one_call(rs):
-    from dataclasses import replace
+    from rose.typedrecord import replace
 
     return replace(rs, judge_calls=1, max_depth=0)
 

@@ -9,11 +9,11 @@ notice says which one ran. Hybrid cannot fail: it is the floor recall always sta
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
 from rose.config import Selector
 from rose.errors import SelectorFailed
 from rose.recall.candidates import Candidate, dense_evidence, lexical_evidence
+from rose.typedrecord import Record, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,16 +32,14 @@ DENSE_MARGIN = 0.04         # a dense-only hit serves within this of the best co
 
 
 
-@dataclass
-class Choice:
+class Choice(Record):
     """One lesson a selector chose, and why."""
     id: str
     reason: str
     verdict: str = "relevant"   # relevant | maybe | unresolved | search
 
 
-@dataclass
-class Selection:
+class Selection(Record):
     """What a selector ran and chose, with every verdict given along the way."""
     ran: Selector
     chosen: list[Choice]

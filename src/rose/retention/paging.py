@@ -12,10 +12,10 @@ it misleads, and paging it back would let it mislead again (`rose restore` still
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from rose.model import SERVABLE
 from rose.retention import rules
+from rose.typedrecord import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,8 +26,7 @@ SEARCH_DEPTH = 20   # cold full-text hits looked at per store before the exact-m
 SERVABLE_VALUES = frozenset(s.value for s in SERVABLE)   # rose.model.SERVABLE, as the index stores it
 
 
-@dataclass
-class Paged:
+class Paged(Record):
     """A cold record paged into recall, with its match score and why it matched."""
     store: Store
     row: IndexRow

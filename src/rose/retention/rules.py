@@ -20,8 +20,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
+
+from rose.typedrecord import Record
 
 # -- 1. importance moves with evidence ---------------------------------------------------------------------------
 IMPORTANCE_FLOOR = 0.1   # importance at which repeated negative credit archives a record at once: it has misled
@@ -120,8 +121,7 @@ HARD_TOKENS: dict[tuple[str, str], int] = {
 }
 
 
-@dataclass(frozen=True)
-class Watermarks:
+class Watermarks(Record, frozen=True):
     """A bucket's token watermarks: crossing hard starts maintenance, eviction stops at soft."""
     hard: int    # tokens: crossing it starts maintenance of the bucket
     soft: int    # tokens: eviction archives until the bucket is back at or under it
@@ -135,8 +135,7 @@ def watermarks(scope: str, memory_type: str, hard_tokens: dict[tuple[str, str], 
     return Watermarks(hard, int(hard * SOFT_SHARE))
 
 
-@dataclass(frozen=True)
-class Unit:
+class Unit(Record, frozen=True):
     """What eviction moves as one: a record recall can serve, and the detail only it leads to (a compressed lesson's
     superseded forms), so archiving never leaves detail behind that no hot lesson reaches, and a restore brings it
     back together."""

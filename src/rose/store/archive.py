@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from rose.model import now_iso
+from rose.typedrecord import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,8 +45,7 @@ def cold_rel(memory_type: str, node_id: str) -> str:
     return f"{ARCHIVE_DIR}/{memory_type}/{node_id}.md"
 
 
-@dataclass
-class Entry:
+class Entry(Record):
     """A cold record as the catalog lists it."""
 
     id: str
@@ -125,8 +124,7 @@ def read(path: Path) -> dict[str, Entry]:
 RECONCILED_KEY = "catalog_checked"   # index meta: the catalog's stat and the cold set it was last found to match
 
 
-@dataclass
-class Reconciled:
+class Reconciled(Record):
     """What reconciling the cold catalog with the archive's files changed."""
     added: int = 0      # cold records the catalog lacked (a move interrupted before its line, or a pull)
     closed: int = 0     # catalog entries whose record is no longer cold (restored or deleted elsewhere)

@@ -7,7 +7,8 @@ pays for itself only in the second case, so the learner asks this same question 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from rose.typedrecord import Record
+
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -18,8 +19,7 @@ ITEM_OVERHEAD_TOKENS = 30   # a lesson's tag line, title attribute and closing t
 PACK_OVERHEAD_TOKENS = 80   # the block's tags, preamble and search hint
 
 
-@dataclass(frozen=True)
-class Whole:
+class Whole(Record, frozen=True):
     """What serving every servable lesson of the stores would cost."""
 
     count: int

@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
 from rose.model import now_iso
 from rose.store.atomic import file_lock
+from rose.typedrecord import Record, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,8 +36,7 @@ class EventKind(str, Enum):
     RETENTION = "retention"    # a record was archived, restored, consolidated, promoted or deleted (data says which)
 
 
-@dataclass
-class Event:
+class Event(Record):
     """One line of a store's event log."""
     kind: EventKind
     data: dict[str, Any] = field(default_factory=dict)

@@ -18,7 +18,6 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from rose.model import SERVABLE as model_servable
@@ -28,6 +27,7 @@ from rose.store import usage
 from rose.store.archive import is_cold_path
 from rose.store.usage import View
 from rose.tokens import estimate
+from rose.typedrecord import Record, field, fields
 from rose.words import STOPWORDS, everyday
 
 TYPE_CHECKING = False
@@ -208,8 +208,7 @@ PHRASES_CHECKED = 12
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-@dataclass
-class IndexRow:
+class IndexRow(Record):
     """One lesson as the index holds it: what recall ranks, packs and serves without reading the file."""
     id: str
     family: str
@@ -271,8 +270,7 @@ _FACT_COLUMNS = frozenset({"heldout_passed", "heldout_total", "gaps"})
 SERVABLE = tuple(s.value for s in model_servable)   # rose.model.SERVABLE, as the index stores it
 
 
-@dataclass
-class SyncReport:
+class SyncReport(Record):
     """What one sync of the index with the lesson files changed, and the problems it met."""
     added: int = 0
     updated: int = 0
@@ -290,8 +288,7 @@ class SyncReport:
 BULK_ROWS = 2000   # rows a rebuild buffers before writing them with one executemany per table
 
 
-@dataclass
-class _Bulk:
+class _Bulk(Record):
     """A full rebuild's writes, into tables it has just emptied, inside its one transaction: the rows are buffered
     and written a batch at a time (executemany) with rowids assigned here, instead of a delete, a lookup and four
     inserts a lesson. What the per-lesson path looked up in the tables is held here: the ids written so far (the
@@ -351,8 +348,7 @@ def fts_query(text: str) -> str:
     return " OR ".join(f'"{w}"' for w in query_words(text))
 
 
-@dataclass
-class LexicalHit:
+class LexicalHit(Record):
     """One BM25 hit and the evidence behind it: how many of the query's words it holds, and which kind.
 
     A word is *selective* when few lessons hold it (see `selective_cap`). One generic word must not admit a lesson:
@@ -377,8 +373,7 @@ class LexicalHit:
                                 # mostly words the store has never seen)
 
 
-@dataclass(frozen=True)
-class PromptEvidence:
+class PromptEvidence(Record, frozen=True):
     """What one prompt shares with one store, as the evidence rule reads it."""
 
     selective: int         # the query's selective words (a word no lesson holds counts: it raises the bar)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from rose import config
@@ -24,6 +23,7 @@ from rose.model import Scope
 from rose.store.paths import GLOBAL_ENV as GLOBAL_ENV
 from rose.store.paths import STORE_DIR, global_root
 from rose.store.store import Store
+from rose.typedrecord import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -200,8 +200,7 @@ def _own_or_pinned(path: Path):
     return check
 
 
-@dataclass
-class Layers:
+class Layers(Record):
     """The stores a folder sees: its project store (or the user's own for it) over the global one."""
     project: Store | None
     global_: Store | None

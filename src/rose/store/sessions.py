@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from rose.typedrecord import Record, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -115,8 +116,7 @@ def _put(out: dict[str, Any], name: str, value: Any, default: Any) -> None:
 
 
 # -- the parts of a session's state -------------------------------------------------------------------------------
-@dataclass
-class Reflection:
+class Reflection(Record):
     """The Stop hook's counters (rose.learn.reflect): where it has read the transcript to, what it has counted since
     the last reflection, and the cooldown. Written whole, every field, on each Stop."""
 
@@ -144,8 +144,7 @@ class Reflection:
                 "empty_reflections": self.empty_reflections, "last_decision": self.last_decision}
 
 
-@dataclass
-class Learned:
+class Learned(Record):
     """One learner job over the session (what it minted): the record of reflections that were worth it."""
 
     kind: str = ""
@@ -161,8 +160,7 @@ class Learned:
         return {**self.extra, "kind": self.kind, "minted": self.minted}
 
 
-@dataclass
-class Reported:
+class Reported(Record):
     """`rose used`: what the session said it used (it wins over the judge, rose.learn.attribute)."""
 
     used: list[str] = field(default_factory=list)
@@ -180,8 +178,7 @@ class Reported:
         return {**self.extra, "used": list(self.used), "unused": list(self.unused), "ts": self.ts}
 
 
-@dataclass
-class Exposure:
+class Exposure(Record):
     """A generated skill or guardrail matched in the session (rose.evolve.runtime): its arm, decided once."""
 
     arm: str = ""
@@ -206,8 +203,7 @@ def _each(parse: Callable[[Any, list[str]], Any], problems: list[str]) -> Callab
     return lambda value: [parse(v, problems) for v in _list(value)]
 
 
-@dataclass
-class SessionState:
+class SessionState(Record):
     """Everything rose keeps about one session, typed. Recall's part (turn, served, refs, arms, selections) is
     merged into the file by `save_recall`; every other writer changes it through `update_session`; a record read
     with no lock (recall's, read_session's) is a snapshot."""

@@ -74,7 +74,6 @@ import os
 import re
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from rose.errors import CorruptFile, NodeNotFound
@@ -83,6 +82,7 @@ from rose.store import archive, events, usage
 from rose.store.atomic import (LOCK_TIMEOUT_S, FileBatch, file_lock, move_file, write_bytes_atomic,
                                write_text_atomic)
 from rose.store.index import Index, IndexRow, SyncReport
+from rose.typedrecord import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the records load where one is read or written, never on a prompt that only queries the index
@@ -119,8 +119,7 @@ _FAMILY_CHARS = re.compile(r"[^a-z0-9_-]+")
 _UNSEEN = object()
 
 
-@dataclass
-class _OnDisk:
+class _OnDisk(Record):
     """A node's file as it is: its meaning (to tell whether a save must rewrite it) and the usage an old file
     still holds in its frontmatter (the base the log adds to)."""
 

@@ -38,13 +38,12 @@ values against what the log already says, so the stages that change `node.stats`
 """
 from __future__ import annotations
 
-import copy
 import json
 import os
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from rose.model import valid_node_id
+from rose.typedrecord import Record, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -105,8 +104,7 @@ def _count(value: Any) -> int | None:
 
 
 # -- a node's usage, as values -------------------------------------------------------------------------------
-@dataclass
-class View:
+class View(Record):
     """Every usage value of one node: what a node holds in memory, or what the file and the log say together."""
 
     sums: dict[str, int] = field(default_factory=dict)
@@ -183,6 +181,8 @@ def apply(node: Node, view: View) -> Node:
 
 def meaning(node: Node) -> dict[str, Any]:
     """The frontmatter a node's file holds: every field but its usage (see the table in rose.store.store)."""
+    import copy   # here, not at the top: the prompt path reads the log and never snapshots a node
+
     data = node.to_dict()
     for key in node.extra:   # the node's own objects: a snapshot, not a view (the rest of to_dict is fresh)
         if key in data and isinstance(data[key], (dict, list)):
