@@ -231,12 +231,20 @@ def _clean_digest(data: bytes) -> bytes:
     return hashlib.blake2b(_clean_stamp() + data, digest_size=16).digest()
 
 
+_USAGE_TEXT: dict[type, tuple[str, ...]] = {}
+
+
 def _redact_usage_text(node: Node) -> None:
     """The text fields a node gets from the usage log (rose.store.usage), redacted in place."""
     from rose.redact import redact
-    from rose.store.usage import FRONTMATTER_KEYS
 
-    node.redact_text(redact, where=lambda k: k in FRONTMATTER_KEYS)
+    names = _USAGE_TEXT.get(type(node))
+    if names is None:   # the same fields for every node: found once (a rebuild asks this of every lesson)
+        from rose.records import text_fields
+        from rose.store.usage import FRONTMATTER_KEYS
+
+        names = _USAGE_TEXT[type(node)] = text_fields(type(node), lambda k: k in FRONTMATTER_KEYS)
+    node.redact_fields(redact, names)
 
 
 def _why(node: Node) -> str:

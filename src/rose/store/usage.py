@@ -115,8 +115,13 @@ class View:
     registers: dict[str, Any] = field(default_factory=dict)
 
     def empty(self) -> bool:
-        return not (any(self.sums.values()) or any(self.latest.values()) or any(self.sets.values())
-                    or any(self.registers.get(k, d) != d for k, d in REGISTERS.items()))
+        if any(self.sums.values()) or any(self.latest.values()) or any(self.sets.values()):
+            return False
+        registers = self.registers
+        for name, default in REGISTERS.items():   # a plain loop: a rebuild asks this twice of every lesson
+            if registers.get(name, default) != default:
+                return False
+        return True
 
     def to_json(self) -> str:
         return json.dumps({"sums": self.sums, "latest": self.latest, "sets": self.sets, "registers": self.registers},
