@@ -192,11 +192,24 @@ def _sequence(lines: list[str], i: int, indent: int) -> tuple[list[Any], int]:
     return out, i
 
 
+def _plain_lines(head: str, lines: list[str]) -> bool:
+    """No character of `head` is _AWKWARD. An ASCII line is free of them exactly when it is printable (space to
+    "~"), which str.isprintable says in C; a regex's character class costs ~50 instructions a character."""
+    if head.isascii():
+        for line in lines:
+            if not line.isprintable():
+                return False
+        return True
+    return _AWKWARD.search(head) is None
+
+
 def _load_layout(head: str) -> dict[str, Any] | None:
     """The frontmatter as PyYAML would load it, when it is certainly in dump_yaml's layout; else None."""
-    if not head.endswith("\n") or _AWKWARD.search(head):
+    if not head.endswith("\n"):
         return None
     lines = head[:-1].split("\n")
+    if not _plain_lines(head, lines):
+        return None
     try:
         data, end = _mapping(lines, 0, 0)
     except LayoutUnsure:
@@ -217,10 +230,24 @@ def render_node(node: Node, fields: dict[str, Any] | None = None) -> str:
 _OTHER_BREAKS = re.compile("[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
+_ASCII_BREAKS = tuple(c for c in _OTHER_BREAKS.pattern[1:-1] if c.isascii())
+
+
+def _other_breaks(text: str) -> bool:
+    """Does `text` hold a line break but "\n"? For ASCII text, a substring test per break character (memchr speed)
+    instead of a regex's character class over every character."""
+    if text.isascii():
+        for char in _ASCII_BREAKS:
+            if char in text:
+                return True
+        return False
+    return _OTHER_BREAKS.search(text) is not None
+
+
 def _split_plain(text: str) -> tuple[str, str] | None:
     """split_frontmatter's (head, body) for a text whose only line break is "\n" (what rose writes), found by
     str.find instead of splitting every line; None for any other text (the line-by-line reading decides)."""
-    if not text.startswith(FENCE + "\n") or _OTHER_BREAKS.search(text):
+    if not text.startswith(FENCE + "\n") or _other_breaks(text):
         return None
     end = text.find("\n" + FENCE + "\n", 3)   # the first line after the opening one that is the fence
     if end != -1:
