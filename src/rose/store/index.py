@@ -529,7 +529,7 @@ class Index:
             self.conn.execute(_INSERT_FTS, (cur.lastrowid, node.id, node.title, node.gist, row[4], node.body))
 
     # -- catching up with the files -------------------------------------------------------------------------
-    def sync(self, nodes_dir: Path | Sequence[Path], parse: Callable[[Path], Node | tuple[Node, View]],
+    def sync(self, nodes_dir: Path | Sequence[Path], parse: Callable[[Path], Node | tuple[Node, View | None]],
              quick: bool = False, until: float | None = None, defer_scan: bool = False,
              unchanged: bool = False) -> SyncReport:
         """Bring the index in line with the files under nodes_dir. Cheap when nothing changed: one stat a file.
@@ -571,7 +571,7 @@ class Index:
         files = self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
         return SyncReport(problems=self.problems(), files=files)
 
-    def _sync(self, nodes_dir: Path | Sequence[Path], parse: Callable[[Path], Node | tuple[Node, View]],
+    def _sync(self, nodes_dir: Path | Sequence[Path], parse: Callable[[Path], Node | tuple[Node, View | None]],
               until: float | None = None) -> SyncReport:
         """Every lesson file is stat-ed (an edit in place changes no folder), but a folder whose files' (name,
         mtime, size) hash to what they did when it was last brought in line is skipped without reading one row of
@@ -619,7 +619,7 @@ class Index:
         return out
 
     def _reconcile(self, known: dict[str, tuple[int, int, str | None]], found: list[tuple[str, os.stat_result]],
-                   parse: Callable[[Path], Node | tuple[Node, View]], report: SyncReport,
+                   parse: Callable[[Path], Node | tuple[Node, View | None]], report: SyncReport,
                    until: float | None) -> None:
         """The rows of `known` brought in line with the files `found` (the same folders)."""
         seen = {rel for rel, _st in found}
@@ -675,7 +675,7 @@ class Index:
                       (rel, st.st_mtime_ns, st.st_size, reason))
 
     def rebuild(self, nodes_dir: Path | Sequence[Path],
-                parse: Callable[[Path], Node | tuple[Node, View]]) -> SyncReport:
+                parse: Callable[[Path], Node | tuple[Node, View | None]]) -> SyncReport:
         """Everything from the files again (what is cold is where its file is). Vectors are kept: each is tied to
         the text it was made from. One transaction: killed midway, the index is as it was before."""
         with self._transaction():
