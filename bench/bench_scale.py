@@ -299,7 +299,8 @@ RATIOS = ["prompt (warm)", "first prompt", "helper off", "fresh clone first prom
           "recall", "list", "add"]
 WALL_RATIOS = ["prompt (warm, wall)", "first prompt (wall)", "helper off (wall)", "fresh clone first prompt (wall)",
                "settle: median prompt (wall)"]
-ABSOLUTE = ["index build (first) s", "index rebuild (first on the copy) s", "index rebuild s", "bulk import lessons/s", "settle: helper CPU over 8 prompts s",
+ABSOLUTE = ["index build (first) s", "index rebuild (first on the copy) s", "index rebuild s", "bulk import lessons/s",
+            "settle: helper CPU over 8 prompts s",
             "peak RSS MB"]
 
 
@@ -332,7 +333,8 @@ def main() -> int:
                         help="prompts: only the prompt figures (helper off, first prompt, settle, warm prompt); "
                              "commands: the store and command figures alone")
     parser.add_argument("--stores", help="keep each generated, indexed store in this folder and copy it from there "
-                                         "on the next run (the build figures are then not measured, but for two rebuilds of the copy)")
+                                         "on the next run (the build figures are then not measured, but for two "
+                                         "rebuilds of the copy)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="rose-bench-scale-") as name:

@@ -196,7 +196,7 @@ def _plain_lines(head: str, lines: list[str]) -> bool:
     """No character of `head` is _AWKWARD. An ASCII line is free of them exactly when it is printable (space to
     "~"), which str.isprintable says in C; a regex's character class costs ~50 instructions a character."""
     if head.isascii():
-        for line in lines:
+        for line in lines:   # noqa: SIM110 - a plain loop: all() over a generator costs more per line
             if not line.isprintable():
                 return False
         return True
@@ -237,7 +237,7 @@ def _other_breaks(text: str) -> bool:
     """Does `text` hold a line break but "\n"? For ASCII text, a substring test per break character (memchr speed)
     instead of a regex's character class over every character."""
     if text.isascii():
-        for char in _ASCII_BREAKS:
+        for char in _ASCII_BREAKS:   # noqa: SIM110 - as above
             if char in text:
                 return True
         return False

@@ -118,7 +118,7 @@ class View:
         if any(self.sums.values()) or any(self.latest.values()) or any(self.sets.values()):
             return False
         registers = self.registers
-        for name, default in REGISTERS.items():   # a plain loop: a rebuild asks this twice of every lesson
+        for name, default in REGISTERS.items():  # noqa: SIM110 - a plain loop: asked twice of every lesson
             if registers.get(name, default) != default:
                 return False
         return True
