@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 def _as_str(value: Any) -> str:
     """Coerce what YAML may hand back for a scalar we store as text (dates, numbers) into text."""
+    if value.__class__ is str:   # most values (a rebuild asks this of every text field of every lesson)
+        return value
     if value is None:
         return ""
     if isinstance(value, datetime):
@@ -132,6 +134,9 @@ class Codec:
     write: Callable[[Any], Any]
     read: Callable[[Any], Any]
     text: bool = False
+    # read(None) made without reading, for a key the file does not hold (a fresh value each call: lists are
+    # mutable); None: read(None) itself is asked. tests/test_records_absent.py holds the two equal.
+    absent: Callable[[], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -148,35 +153,51 @@ class Key:
     own_key: bool = True                             # False: read from the file, written by another field's key
 
 
+def _const(value: Any) -> Callable[[], Any]:
+    return lambda: value
+
+
 def _enum(kind: type[Enum], default: str) -> Codec:
-    return Codec(lambda v: v.value, lambda raw: kind(raw or default))
+    members = {m.value: m for m in kind}   # kind(raw) for a value it holds, without Enum's call machinery
+
+    def read(raw: Any) -> Any:
+        return members[raw] if raw.__class__ is str and raw in members else kind(raw or default)
+
+    return Codec(lambda v: v.value, read, absent=_const(kind(default)))
 
 
 def _node_ids(name: str) -> Codec:
-    return Codec(list, lambda raw: _check_ids(name, _str_list(raw), valid_node_id))
+    return Codec(list, lambda raw: _check_ids(name, _str_list(raw), valid_node_id), absent=list)
 
 
 def _int(default: int = 0) -> Codec:
-    return Codec(lambda v: v, lambda raw: int(raw or default))
+    return Codec(lambda v: v, lambda raw: int(raw or default), absent=_const(int(default)))
 
 
 def _float(default: float) -> Codec:
-    return Codec(lambda v: v, lambda raw: default if raw is None else float(raw))
+    return Codec(lambda v: v, lambda raw: default if raw is None else float(raw), absent=_const(default))
 
 
-TEXT = Codec(lambda v: v, _as_str, text=True)
-TEXTS = Codec(list, _str_list, text=True)
-STAMP = Codec(lambda v: v, _as_str)
-OPTIONAL_TEXTS = Codec(lambda v: list(v), lambda raw: None if raw is None else _str_list(raw), text=True)
+def _none() -> None:
+    return None
+
+
+TEXT = Codec(lambda v: v, _as_str, text=True, absent=str)
+TEXTS = Codec(list, _str_list, text=True, absent=list)
+STAMP = Codec(lambda v: v, _as_str, absent=str)
+OPTIONAL_TEXTS = Codec(lambda v: list(v), lambda raw: None if raw is None else _str_list(raw), text=True,
+                       absent=_none)
 QUOTES = Codec(dict, lambda raw: {str(k): _as_str(v) for k, v in raw.items()} if isinstance(raw, dict) else {},
-               text=True)
+               text=True, absent=dict)
 BODY = Codec(lambda v: v, lambda raw: raw, text=True)   # below the frontmatter, never a key in it
-FLAG = Codec(lambda v: v, bool)
-OPTIONAL_FLOAT = Codec(lambda v: v, lambda raw: None if raw is None else float(raw))
-CREATED = Codec(lambda v: v, lambda raw: _as_str(raw) or now_iso())
-CLAIMS = Codec(lambda v: [c.to_dict() for c in v], lambda raw: [Claim.from_dict(c) for c in (raw or [])], text=True)
-TRIALS = Codec(lambda v: [t.to_dict() for t in v], lambda raw: [Trial.from_dict(t) for t in (raw or [])], text=True)
-STATS = Codec(lambda v: v.to_dict(), lambda raw: Stats.from_dict(raw))
+FLAG = Codec(lambda v: v, bool, absent=bool)
+OPTIONAL_FLOAT = Codec(lambda v: v, lambda raw: None if raw is None else float(raw), absent=_none)
+CREATED = Codec(lambda v: v, lambda raw: _as_str(raw) or now_iso())   # absent: now, so read(None) is asked
+CLAIMS = Codec(lambda v: [c.to_dict() for c in v], lambda raw: [Claim.from_dict(c) for c in (raw or [])], text=True,
+               absent=list)
+TRIALS = Codec(lambda v: [t.to_dict() for t in v], lambda raw: [Trial.from_dict(t) for t in (raw or [])], text=True,
+               absent=list)
+STATS = Codec(lambda v: v.to_dict(), lambda raw: Stats.from_dict(raw), absent=Stats)
 
 
 def key(codec: Codec, order: int = 10_000, **how: Any) -> dict[str, Key]:
@@ -196,8 +217,8 @@ def _is_set(value: Any) -> bool:
     return value is not None
 
 
-HELDOUT_PASSED = Codec(lambda v: v, lambda raw: int(_heldout(raw).get("passed") or 0))
-HELDOUT_TOTAL = Codec(lambda v: v, lambda raw: int(_heldout(raw).get("total") or 0))
+HELDOUT_PASSED = Codec(lambda v: v, lambda raw: int(_heldout(raw).get("passed") or 0), absent=_const(0))
+HELDOUT_TOTAL = Codec(lambda v: v, lambda raw: int(_heldout(raw).get("total") or 0), absent=_const(0))
 
 
 _REQUIRED: dict[type, tuple[str, ...]] = {}
@@ -222,7 +243,7 @@ def _node_id(raw: Any) -> str:
 
 
 NODE_ID = Codec(lambda v: v, _node_id)
-EPISODE_IDS = Codec(list, lambda raw: _check_ids("covers_tasks", _str_list(raw), valid_episode_id))
+EPISODE_IDS = Codec(list, lambda raw: _check_ids("covers_tasks", _str_list(raw), valid_episode_id), absent=list)
 
 
 @dataclass
@@ -341,7 +362,11 @@ class Node(Retention, Compression, Provenance, Usage, Graph, Content):
     def from_dict(cls, data: dict[str, Any], body: str) -> Node:
         _required(cls, data)
         readers, known = _readers(cls)
-        values = {name: read(data.get(file_key)) for name, file_key, read in readers}
+        values = {}
+        get = data.get
+        for name, file_key, read, absent in readers:
+            raw = get(file_key)
+            values[name] = read(raw) if raw is not None or absent is None else absent()
         read_body = _BODY_READ[cls]
         if read_body is not None:
             values["body"] = read_body(body)
@@ -351,9 +376,18 @@ class Node(Retention, Compression, Provenance, Usage, Graph, Content):
         """Pass every field that can carry words (its codec says so) through `redact`, in place; `where`, given a
         field's frontmatter key ("body" for the body), picks some of them (the store redacts a file's meaning and
         the text the usage log brings apart)."""
-        for name, key in _keys(type(self)):
-            if key.codec.text and (where is None or where(key.name or name)):
-                setattr(self, name, _redacted(getattr(self, name), redact))
+        self.redact_fields(redact, text_fields(type(self), where))
+
+    def redact_fields(self, redact: Callable[[str], str], names: tuple[str, ...]) -> None:
+        """redact_text over fields named by text_fields (a caller that redacts the same ones per lesson asks it once)."""
+        for name in names:
+            setattr(self, name, _redacted(getattr(self, name), redact))
+
+
+def text_fields(cls: type, where: Callable[[str], bool] | None = None) -> tuple[str, ...]:
+    """The names of the fields of `cls` that can carry words (their codec says so), of those whose frontmatter key
+    ("body" for the body) `where` picks."""
+    return tuple(name for name, key in _keys(cls) if key.codec.text and (where is None or where(key.name or name)))
 
 
 def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
@@ -380,17 +414,19 @@ def _keys(cls: type) -> tuple[tuple[str, Key], ...]:
     return got
 
 
-_READERS: dict[type, tuple[tuple[tuple[str, str, Callable[[Any], Any]], ...], frozenset[str]]] = {}
+_Reader = tuple[str, str, Callable[[Any], Any], Callable[[], Any] | None]
+_READERS: dict[type, tuple[tuple[_Reader, ...], frozenset[str]]] = {}
 _BODY_READ: dict[type, Callable[[Any], Any] | None] = {}
 
 
-def _readers(cls: type) -> tuple[tuple[tuple[str, str, Callable[[Any], Any]], ...], frozenset[str]]:
-    """from_dict's table, cached per class: (field name, frontmatter key, codec read) of every keyed field but the
-    body (read from the text after the frontmatter), and the frontmatter keys known to the class."""
+def _readers(cls: type) -> tuple[tuple[_Reader, ...], frozenset[str]]:
+    """from_dict's table, cached per class: (field name, frontmatter key, codec read, codec absent) of every keyed
+    field but the body (read from the text after the frontmatter), and the frontmatter keys known to the class."""
     got = _READERS.get(cls)
     if got is None:
         keys = _keys(cls)
-        got = _READERS[cls] = (tuple((name, key.name or name, key.codec.read) for name, key in keys if name != "body"),
+        got = _READERS[cls] = (tuple((name, key.name or name, key.codec.read, key.codec.absent)
+                                     for name, key in keys if name != "body"),
                                frozenset(key.name or name for name, key in keys))
         _BODY_READ[cls] = next((key.codec.read for name, key in keys if name == "body"), None)
     return got

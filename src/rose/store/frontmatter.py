@@ -108,42 +108,53 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
-# lines read before, with a value that cannot be changed in place (`status: active`, `level: 0`): most of a
-# lesson's lines recur in every lesson, and are read once per process
+# lines read before, with a value that cannot be changed in place (`status: active`, `level: 0`, `- database`): most
+# of a lesson's lines recur in every lesson, and are read once per process
 _LINES: dict[str, tuple[int, str, Any]] = {}
+_ITEMS: dict[str, tuple[int, Any]] = {}
 _LINES_MAX = 4096
+_STR_KEYS: set[str] = set()   # keys the resolver has read as strings (a key is a string or the layout is unsure)
 
 
 def _mapping(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int]:
     out: dict[str, Any] = {}
-    while i < len(lines):
+    known = _LINES
+    n = len(lines)
+    while i < n:
         line = lines[i]
-        seen = _LINES.get(line)
+        seen = known.get(line)
         if seen is not None and seen[0] == indent:
             if seen[1] in out:
                 raise LayoutUnsure
             out[seen[1]] = seen[2]
             i += 1
             continue
-        at = _indent(line)
+        at = _indent(line) if line[:1] == " " else 0
         if at < indent:
             break
         found = _KEY.match(line, indent) if at == indent else None
         if found is None:
             raise LayoutUnsure
         key = found.group(1)
-        if key in out or _tag(key) != _STR:
+        if key in out:
             raise LayoutUnsure
+        if key not in _STR_KEYS:
+            if _tag(key) != _STR:
+                raise LayoutUnsure
+            if len(_STR_KEYS) < _LINES_MAX:
+                _STR_KEYS.add(key)
         rest = line[found.end():]
         i += 1
         if rest:
             value = out[key] = _scalar(rest)
-            if not isinstance(value, (list, dict)) and len(_LINES) < _LINES_MAX:
-                _LINES[line] = (indent, key, value)
-        elif i < len(lines) and _indent(lines[i]) == indent and lines[i].startswith("- ", indent):
+            if not isinstance(value, (list, dict)) and len(known) < _LINES_MAX:
+                known[line] = (indent, key, value)
+            continue
+        below = _indent(lines[i]) if i < n else -1
+        if below == indent and lines[i].startswith("- ", indent):
             out[key], i = _sequence(lines, i, indent)
-        elif i < len(lines) and _indent(lines[i]) > indent:
-            if _indent(lines[i]) != indent + 2:
+        elif below > indent:
+            if below != indent + 2:
                 raise LayoutUnsure
             out[key], i = _mapping(lines, i, indent + 2)
         else:
@@ -153,8 +164,15 @@ def _mapping(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int
 
 def _sequence(lines: list[str], i: int, indent: int) -> tuple[list[Any], int]:
     out: list[Any] = []
-    while i < len(lines):
+    known = _ITEMS
+    n = len(lines)
+    while i < n:
         line = lines[i]
+        seen = known.get(line)
+        if seen is not None and seen[0] == indent:   # `- ` at this indent, then a scalar read before
+            out.append(seen[1])
+            i += 1
+            continue
         at = _indent(line)
         if at < indent or (at == indent and not line.startswith("- ", indent)):
             break
@@ -166,16 +184,32 @@ def _sequence(lines: list[str], i: int, indent: int) -> tuple[list[Any], int]:
             value, i = _mapping(lines, i, indent + 2)
             out.append(value)
         else:
-            out.append(_scalar(item))
+            value = _scalar(item)
+            out.append(value)
+            if not isinstance(value, (list, dict)) and len(known) < _LINES_MAX:
+                known[line] = (indent, value)
             i += 1
     return out, i
 
 
+def _plain_lines(head: str, lines: list[str]) -> bool:
+    """No character of `head` is _AWKWARD. An ASCII line is free of them exactly when it is printable (space to
+    "~"), which str.isprintable says in C; a regex's character class costs ~50 instructions a character."""
+    if head.isascii():
+        for line in lines:   # noqa: SIM110 - a plain loop: all() over a generator costs more per line
+            if not line.isprintable():
+                return False
+        return True
+    return _AWKWARD.search(head) is None
+
+
 def _load_layout(head: str) -> dict[str, Any] | None:
     """The frontmatter as PyYAML would load it, when it is certainly in dump_yaml's layout; else None."""
-    if not head.endswith("\n") or _AWKWARD.search(head):
+    if not head.endswith("\n"):
         return None
     lines = head[:-1].split("\n")
+    if not _plain_lines(head, lines):
+        return None
     try:
         data, end = _mapping(lines, 0, 0)
     except LayoutUnsure:
@@ -196,10 +230,24 @@ def render_node(node: Node, fields: dict[str, Any] | None = None) -> str:
 _OTHER_BREAKS = re.compile("[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
+_ASCII_BREAKS = tuple(c for c in _OTHER_BREAKS.pattern[1:-1] if c.isascii())
+
+
+def _other_breaks(text: str) -> bool:
+    """Does `text` hold a line break but "\n"? For ASCII text, a substring test per break character (memchr speed)
+    instead of a regex's character class over every character."""
+    if text.isascii():
+        for char in _ASCII_BREAKS:   # noqa: SIM110 - as above
+            if char in text:
+                return True
+        return False
+    return _OTHER_BREAKS.search(text) is not None
+
+
 def _split_plain(text: str) -> tuple[str, str] | None:
     """split_frontmatter's (head, body) for a text whose only line break is "\n" (what rose writes), found by
     str.find instead of splitting every line; None for any other text (the line-by-line reading decides)."""
-    if not text.startswith(FENCE + "\n") or _OTHER_BREAKS.search(text):
+    if not text.startswith(FENCE + "\n") or _other_breaks(text):
         return None
     end = text.find("\n" + FENCE + "\n", 3)   # the first line after the opening one that is the fence
     if end != -1:

@@ -252,12 +252,20 @@ def _clean_digest(data: bytes) -> bytes:
     return hashlib.blake2b(_clean_stamp() + data, digest_size=16).digest()
 
 
+_USAGE_TEXT: dict[type, tuple[str, ...]] = {}
+
+
 def _redact_usage_text(node: Node) -> None:
     """The text fields a node gets from the usage log (rose.store.usage), redacted in place."""
     from rose.redact import redact
-    from rose.store.usage import FRONTMATTER_KEYS
 
-    node.redact_text(redact, where=lambda k: k in FRONTMATTER_KEYS)
+    names = _USAGE_TEXT.get(type(node))
+    if names is None:   # the same fields for every node: found once (a rebuild asks this of every lesson)
+        from rose.records import text_fields
+        from rose.store.usage import FRONTMATTER_KEYS
+
+        names = _USAGE_TEXT[type(node)] = text_fields(type(node), lambda k: k in FRONTMATTER_KEYS)
+    node.redact_fields(redact, names)
 
 
 def _why(node: Node) -> str:
@@ -406,10 +414,11 @@ class Store:
             base = usage.View()   # the log holds this file's old values already
         return usage.apply(node, usage.combine(base, state))
 
-    def _parse_for_index(self, path: Path) -> tuple[Node, usage.View]:
+    def _parse_for_index(self, path: Path) -> tuple[Node, usage.View | None]:
         """A file for the index: parsed, usage folded, then redacted, so a secret written into a lesson by hand
         never reaches index.db, index.md or a model (the file itself is the user's and is left as it is). With it,
-        the usage an old file itself holds (the row is recomputed from it when only the log changes).
+        the usage an old file itself holds (the row is recomputed from it when only the log changes), None when
+        it holds none (the row's usage_base is then empty, as for an empty view, which need not be asked again).
 
         Redaction is most of a rebuild's time (about 1 ms a lesson), and most files hold nothing to redact: a file
         whose fields the redactor left unchanged is recorded by a digest of the redactor's stamp and its bytes
@@ -425,7 +434,8 @@ class Store:
         if not self.index.is_clean(rel, digest):
             self.index.mark_clean(rel, None if _redact_meaning(node) else digest)
         _redact_usage_text(node)
-        return node, _redacted(disk.base)
+        base = disk.base
+        return node, None if base.empty() else usage.redacted(base)
 
     def _catch_up_usage(self, *, trusted: bool = False) -> set[str]:
         """Fold what usage.jsonl gained into the index, rows included (one stat when the log has not changed since

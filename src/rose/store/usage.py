@@ -113,8 +113,13 @@ class View(Record):
     registers: dict[str, Any] = field(default_factory=dict)
 
     def empty(self) -> bool:
-        return not (any(self.sums.values()) or any(self.latest.values()) or any(self.sets.values())
-                    or any(self.registers.get(k, d) != d for k, d in REGISTERS.items()))
+        if any(self.sums.values()) or any(self.latest.values()) or any(self.sets.values()):
+            return False
+        registers = self.registers
+        for name, default in REGISTERS.items():  # noqa: SIM110 - a plain loop: asked twice of every lesson
+            if registers.get(name, default) != default:
+                return False
+        return True
 
     def to_json(self) -> str:
         return json.dumps({"sums": self.sums, "latest": self.latest, "sets": self.sets, "registers": self.registers},
@@ -129,20 +134,24 @@ class View(Record):
 
 
 def view_of(node: Node) -> View:
-    sums = {name: getattr(node.stats, name) for name in STATS_COUNTERS}
+    stats = node.stats
+    sums = {name: getattr(stats, name) for name in STATS_COUNTERS}
     sums["use_count"] = node.use_count
-    hits = _count(node.extra.get(DUPLICATE_HITS))
-    if hits is not None:
-        sums[DUPLICATE_HITS] = hits
-    for key, claim in zip(claim_keys(node), node.dropped):
-        for name in CLAIM_COUNTERS:
-            sums[f"{key}:{name}"] = getattr(claim, name)
-    for key, trial in zip(trial_keys(node), node.trials):
-        for name in TRIAL_COUNTERS:
-            sums[f"{key}:{name}"] = getattr(trial, name)
+    if node.extra:
+        hits = _count(node.extra.get(DUPLICATE_HITS))
+        if hits is not None:
+            sums[DUPLICATE_HITS] = hits
+    if node.dropped:   # most lessons have neither claims nor trials (a rebuild asks this of every lesson)
+        for key, claim in zip(claim_keys(node), node.dropped):
+            for name in CLAIM_COUNTERS:
+                sums[f"{key}:{name}"] = getattr(claim, name)
+    if node.trials:
+        for key, trial in zip(trial_keys(node), node.trials):
+            for name in TRIAL_COUNTERS:
+                sums[f"{key}:{name}"] = getattr(trial, name)
     return View(
         sums=sums,
-        latest=dict(zip(LATEST, (node.stats.last_used, node.last_attempt))),
+        latest=dict(zip(LATEST, (stats.last_used, node.last_attempt))),
         sets={"covers_tasks": list(node.covers_tasks), "gaps": list(node.gaps), "preserve": list(node.preserve)},
         registers={"last_attempt_successes": node.last_attempt_successes, "rejections": node.rejections,
                    "heldout": [node.heldout_passed, node.heldout_total],
