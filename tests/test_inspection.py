@@ -86,15 +86,15 @@ def test_a_large_tree_or_list_is_bounded_for_a_human_and_whole_with_all() -> Non
                                   False, []))
             lines.append(TreeLine(1, f"n_{family}l{i:03d}", 0, "active", f"{family} detail {i}", family, "project",
                                   False, []))
-    text = render.tree(lines)
+    text = render.tree_view(report.bound(lines, render.TREE_SHOWN, render.TREE_PER_FAMILY))
     assert text.splitlines()[0] == "ci: 300 lessons"
     assert "  L1 n_ci0000 ci/ci rule 0" in text and "    └─ L0 n_cil000 ci/ci detail 0" in text
     assert "n_ci0003" not in text and "  … and 147 more trees: `rose tree --family ci --all`" in text
     assert "db: 300 lessons" in text and text.endswith("(600 nodes in all: `rose tree --all` draws every one, "
                                                        "`--json` lists them)")
-    assert render.tree(lines, full=True).splitlines() == render.tree(lines[:render.TREE_SHOWN]).splitlines() + \
-        render.tree(lines[render.TREE_SHOWN:], full=True).splitlines()
-    assert len(render.tree(lines, full=True).splitlines()) == 600
+    assert render.tree(lines).splitlines() == render.tree(lines[:render.TREE_SHOWN]).splitlines() + \
+        render.tree(lines[render.TREE_SHOWN:]).splitlines()
+    assert len(render.tree(lines).splitlines()) == 600
     rows = [Row(f"n_{i:06d}", "project", "lesson", "active", f"rule {i}", 0.5, 0.5, 0, 10, "", False, f"/p/{i}.md")
             for i in range(250)]
     listed = Listing([], rows, "", False)

@@ -79,7 +79,8 @@ ALLOWED: dict[str, set[str]] = {
             "view"},
     "warm.watch": set(),   # stdlib and libc only: the inotify watch the helper hands the index
     # the warm helper's inspection commands run the CLI's own dispatch, so they sit above it
-    "warm.commands": {"cli", "config", "render", "report", "retention", "search", "store", "warm.client"},
+    "warm.commands": {"cli", "config", "evolve", "learn", "render", "report", "retention", "search", "store",
+                      "warm.client"},
     "launcher": {"cli", "hooks", "warm.client"},
     "__main__": {"launcher"},
 }

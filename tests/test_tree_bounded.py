@@ -16,7 +16,7 @@ def old_bounded(lines: list[report.TreeLine], shown: int, per_family: int) -> st
     if not lines:
         return "(no lessons)"
     if len(lines) <= shown:
-        return render.tree(lines, full=True)
+        return render.tree(lines)
     families: dict[str, list[list[report.TreeLine]]] = {}
     for line in lines:
         if line.depth == 0:
@@ -27,7 +27,7 @@ def old_bounded(lines: list[report.TreeLine], shown: int, per_family: int) -> st
     for family, subtrees in families.items():
         ids = {line.id for subtree in subtrees for line in subtree}
         out.append(f"{family}: {len(ids)} lesson{'' if len(ids) == 1 else 's'}")
-        out += ["  " + text for subtree in subtrees[:per_family] for text in render.tree(subtree, full=True).split("\n")]
+        out += ["  " + text for subtree in subtrees[:per_family] for text in render.tree(subtree).split("\n")]
         if len(subtrees) > per_family:
             out.append(f"  … and {len(subtrees) - per_family} more trees: `rose tree --family {family} --all`")
     out.append(f"({len(lines)} nodes in all: `rose tree --all` draws every one, `--json` lists them)")
@@ -106,7 +106,7 @@ def test_a_small_tree_is_drawn_whole(layers: Layers) -> None:
     whole = report.tree(layers, family="git")
     assert len(whole) < 200
     assert render.tree_view(report.tree_view(layers, family="git", shown=200, per_family=3)) == \
-        render.tree(whole, full=True)
+        render.tree(whole)
 
 
 def test_rose_tree_prints_the_bounded_view_and_all_or_json_the_whole_tree(mixed: Layers, project) -> None:
@@ -117,5 +117,5 @@ def test_rose_tree_prints_the_bounded_view_and_all_or_json_the_whole_tree(mixed:
     whole = report.tree(mixed)
     got = run_rose_here("tree", cwd=project)
     assert got.returncode == 0 and got.stdout == old_bounded(whole, render.TREE_SHOWN, render.TREE_PER_FAMILY) + "\n"
-    assert run_rose_here("tree", "--all", cwd=project).stdout == render.tree(whole, full=True) + "\n"
+    assert run_rose_here("tree", "--all", cwd=project).stdout == render.tree(whole) + "\n"
     assert len(json.loads(run_rose_here("tree", "--json", cwd=project).stdout)) == len(whole)

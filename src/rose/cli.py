@@ -216,7 +216,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
         _print_json([asdict(line) for line in lines])
     else:
-        print(render.tree(lines, full=True))
+        print(render.tree(lines))
     return 0
 
 

@@ -230,13 +230,9 @@ def moved(m: Moved) -> str:
     return f"{m.id} moved to the {'cold archive' if m.to == 'archive' else 'hot store'}{tail}"
 
 
-def tree(lines: list[TreeLine], full: bool = False) -> str:
-    """The whole tree's lines, bounded as `rose tree` prints them unless `full`."""
-    if full:
-        return _tree_lines(lines) if lines else "(no lessons)"
-    from rose.report import bound
-
-    return tree_view(bound(lines, TREE_SHOWN, TREE_PER_FAMILY))
+def tree(lines: list[TreeLine]) -> str:
+    """Every line of the tree (`rose tree --all`); the bounded view is tree_view of what rose.report cut."""
+    return _tree_lines(lines) if lines else "(no lessons)"
 
 
 def tree_view(v: TreeView) -> str:
