@@ -1419,33 +1419,38 @@ def _node_row(node: Node, rel_path: str, base: View | None) -> tuple[tuple, bool
     status = Status.ARCHIVED.value if cold else node.status.value
     cold_from = (node.archived_from or Status.ACTIVE).value if cold else ""
     if dropped:
-        claims = json.dumps([[k, c.claim] for k, c in zip(usage.claim_keys(node), dropped)], ensure_ascii=False)
-        patches = json.dumps([c.claim for c in dropped if c.rescues > 0], ensure_ascii=False)
+        keys = usage.claim_keys(node)
+        claims = _JSON.encode([[k, c.claim] for k, c in zip(keys, dropped)])
+        rescuing = [c.claim for c in dropped if c.rescues > 0]
+        patches = _JSON.encode(rescuing) if rescuing else "[]"
     else:
-        claims = patches = "[]"
+        keys, claims, patches = [], "[]", "[]"
     row = (node.id, node.family, node.title, node.gist, tags, node.body, node.level, status, node.origin.value,
            node.memory_type.value, node.scope.value, effective_importance(node.importance, node.learned_importance),
            _ids_json(node.parents), _ids_json(node.derived_from), len(dropped), estimate(node.body), node.created,
            node.stats.last_used, node.use_count, rel_path, node.conflict, patches,
            text_hash(node.title, tags, node.gist, node.body), sum(1 for c in dropped if c.rescues > 0),
            node.heldout_passed, node.heldout_total, len(node.trials), len(node.gaps), int(node.unreconciled),
-           "" if base is None or base.empty() else base.to_json(), claims, _manifest(node),
+           "" if base is None or base.empty() else base.to_json(), claims, _manifest(node, keys),
            int(cold), cold_from, node.importance, node.confidence)
     return row, cold
 
 
+# json.dumps(value, ensure_ascii=False) builds this encoder anew each call (any argument but the defaults does)
+_JSON = json.JSONEncoder(ensure_ascii=False)
 _EMPTY_MANIFEST = json.dumps({"dropped": [], "trials": []}, ensure_ascii=False)
 
 
-def _manifest(node: Node) -> str:
-    """A node's delta manifest and trials for `rose tree`: meaning only (the counters are usage, folded on read)."""
+def _manifest(node: Node, claim_keys: list[str] | None = None) -> str:
+    """A node's delta manifest and trials for `rose tree`: meaning only (the counters are usage, folded on read).
+    `claim_keys`: usage.claim_keys(node), when the caller has them."""
     if not node.dropped and not node.trials:
         return _EMPTY_MANIFEST   # most lessons (json.dumps of the same empty lists, a rebuild's every row)
     dropped = [[k, {n: v for n, v in c.to_dict().items() if n not in usage.CLAIM_COUNTERS}]
-               for k, c in zip(usage.claim_keys(node), node.dropped)]
+               for k, c in zip(usage.claim_keys(node) if claim_keys is None else claim_keys, node.dropped)]
     trials = [[k, {n: v for n, v in t.to_dict().items() if n not in usage.TRIAL_COUNTERS}]
               for k, t in zip(usage.trial_keys(node), node.trials)]
-    return json.dumps({"dropped": dropped, "trials": trials}, ensure_ascii=False)
+    return _JSON.encode({"dropped": dropped, "trials": trials})
 
 
 def _state(text: str) -> dict:
