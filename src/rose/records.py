@@ -32,7 +32,7 @@ def _as_str(value: Any) -> str:
 
 
 def _str_list(value: Any) -> list[str]:
-    if value is None:
+    if value is None or (value.__class__ is list and not value):   # most lists a lesson holds are empty
         return []
     if isinstance(value, (str, int, float)):
         return [str(value)]
@@ -167,7 +167,12 @@ def _enum(kind: type[Enum], default: str) -> Codec:
 
 
 def _node_ids(name: str) -> Codec:
-    return Codec(list, lambda raw: _check_ids(name, _str_list(raw), valid_node_id), absent=list)
+    def read(raw: Any) -> list[str]:
+        if raw.__class__ is list and not raw:   # most lessons' disputes, parents, derived_from: nothing to check
+            return []
+        return _check_ids(name, _str_list(raw), valid_node_id)
+
+    return Codec(list, read, absent=list)
 
 
 def _int(default: int = 0) -> Codec:

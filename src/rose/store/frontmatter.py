@@ -113,6 +113,8 @@ def _indent(line: str) -> int:
 _LINES: dict[str, tuple[int, str, Any]] = {}
 _ITEMS: dict[str, tuple[int, Any]] = {}
 _LINES_MAX = 4096
+# lines read before whose value is an empty list or dict (`parents: []`): a fresh one is made for each reading
+_EMPTIES: dict[str, tuple[int, str, type]] = {}
 _STR_KEYS: set[str] = set()   # keys the resolver has read as strings (a key is a string or the layout is unsure)
 
 
@@ -127,6 +129,13 @@ def _mapping(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int
             if seen[1] in out:
                 raise LayoutUnsure
             out[seen[1]] = seen[2]
+            i += 1
+            continue
+        empty = _EMPTIES.get(line)
+        if empty is not None and empty[0] == indent:
+            if empty[1] in out:
+                raise LayoutUnsure
+            out[empty[1]] = empty[2]()
             i += 1
             continue
         at = _indent(line) if line[:1] == " " else 0
@@ -147,8 +156,11 @@ def _mapping(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int
         i += 1
         if rest:
             value = out[key] = _scalar(rest)
-            if not isinstance(value, (list, dict)) and len(known) < _LINES_MAX:
-                known[line] = (indent, key, value)
+            if not isinstance(value, (list, dict)):
+                if len(known) < _LINES_MAX:
+                    known[line] = (indent, key, value)
+            elif not value and len(_EMPTIES) < _LINES_MAX:
+                _EMPTIES[line] = (indent, key, type(value))
             continue
         below = _indent(lines[i]) if i < n else -1
         if below == indent and lines[i].startswith("- ", indent):

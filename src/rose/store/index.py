@@ -286,6 +286,9 @@ class SyncReport(Record):
 
 
 BULK_ROWS = 2000   # rows a rebuild buffers before writing them with one executemany per table
+_FTS_TABLES = ("nodes_fts", "cold_fts")
+FTS_DEFAULT_HASH = 1 << 20   # FTS5's own default 'hashsize' (FTS5_DEFAULT_HASHSIZE)
+REBUILD_FTS_HASH = 16 << 20  # a rebuild's: larger buys little more (measured 16, 32, 64 MB at 50,000 lessons)
 
 
 class _Bulk(Record):
@@ -760,8 +763,9 @@ class Index:
         with self._transaction():
             for table in ("nodes", "files"):
                 self.conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
-            for table in ("nodes_fts", "cold_fts"):
+            for table in _FTS_TABLES:
                 self._recreate(table)
+                self._fts_hash_size(table, REBUILD_FTS_HASH)
             self.conn.execute("DELETE FROM meta WHERE key <> ?", (USAGE_MARK,))  # usage has its own reset
             # clean_files stays: a digest of the same bytes under the same redactor is as true as it was
             self._bulk = _Bulk(clean=dict(self.conn.execute("SELECT path, digest FROM clean_files")),
@@ -771,6 +775,8 @@ class Index:
                 self._bulk_flush(self._bulk)
             finally:
                 self._bulk = None
+            for table in _FTS_TABLES:
+                self._fts_hash_size(table, None)
             self.conn.execute("DELETE FROM clean_files WHERE path NOT IN (SELECT path FROM files)")
             return report
 
@@ -783,6 +789,18 @@ class Index:
             raise sqlite3.DatabaseError(f"index.db has no {table} table")
         self.conn.execute(f"DROP TABLE {table}")  # noqa: S608 - fixed table names
         self.conn.execute(row[0])
+
+    def _fts_hash_size(self, table: str, size: int | None) -> None:
+        """How much of a full-text table's new words FTS5 holds in memory before it writes them as a segment
+        (its 'hashsize', 1 MB by default). A rebuild raises it for its one transaction: fewer, larger segments,
+        so less merging of segments into each other as the index grows. None puts the default back and removes
+        the setting, so the table's config row reads as a fresh table's; where the segments lie never changes
+        what a query answers (tests/test_rebuild_fts_hash.py)."""
+        c = self.conn
+        c.execute(f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', ?)",  # noqa: S608 - fixed table names
+                  (FTS_DEFAULT_HASH if size is None else size,))
+        if size is None:
+            c.execute(f"DELETE FROM {table}_config WHERE k = 'hashsize'")  # noqa: S608 - fixed table names
 
     def _bulk_add(self, bulk: _Bulk, node: Node, rel: str, st: os.stat_result, base: View | None) -> None:
         """_upsert_from_sync during a rebuild: the same rows, buffered (the tables held nothing when it began)."""
@@ -1401,33 +1419,38 @@ def _node_row(node: Node, rel_path: str, base: View | None) -> tuple[tuple, bool
     status = Status.ARCHIVED.value if cold else node.status.value
     cold_from = (node.archived_from or Status.ACTIVE).value if cold else ""
     if dropped:
-        claims = json.dumps([[k, c.claim] for k, c in zip(usage.claim_keys(node), dropped)], ensure_ascii=False)
-        patches = json.dumps([c.claim for c in dropped if c.rescues > 0], ensure_ascii=False)
+        keys = usage.claim_keys(node)
+        claims = _JSON.encode([[k, c.claim] for k, c in zip(keys, dropped)])
+        rescuing = [c.claim for c in dropped if c.rescues > 0]
+        patches = _JSON.encode(rescuing) if rescuing else "[]"
     else:
-        claims = patches = "[]"
+        keys, claims, patches = [], "[]", "[]"
     row = (node.id, node.family, node.title, node.gist, tags, node.body, node.level, status, node.origin.value,
            node.memory_type.value, node.scope.value, effective_importance(node.importance, node.learned_importance),
            _ids_json(node.parents), _ids_json(node.derived_from), len(dropped), estimate(node.body), node.created,
            node.stats.last_used, node.use_count, rel_path, node.conflict, patches,
            text_hash(node.title, tags, node.gist, node.body), sum(1 for c in dropped if c.rescues > 0),
            node.heldout_passed, node.heldout_total, len(node.trials), len(node.gaps), int(node.unreconciled),
-           "" if base is None or base.empty() else base.to_json(), claims, _manifest(node),
+           "" if base is None or base.empty() else base.to_json(), claims, _manifest(node, keys),
            int(cold), cold_from, node.importance, node.confidence)
     return row, cold
 
 
+# json.dumps(value, ensure_ascii=False) builds this encoder anew each call (any argument but the defaults does)
+_JSON = json.JSONEncoder(ensure_ascii=False)
 _EMPTY_MANIFEST = json.dumps({"dropped": [], "trials": []}, ensure_ascii=False)
 
 
-def _manifest(node: Node) -> str:
-    """A node's delta manifest and trials for `rose tree`: meaning only (the counters are usage, folded on read)."""
+def _manifest(node: Node, claim_keys: list[str] | None = None) -> str:
+    """A node's delta manifest and trials for `rose tree`: meaning only (the counters are usage, folded on read).
+    `claim_keys`: usage.claim_keys(node), when the caller has them."""
     if not node.dropped and not node.trials:
         return _EMPTY_MANIFEST   # most lessons (json.dumps of the same empty lists, a rebuild's every row)
     dropped = [[k, {n: v for n, v in c.to_dict().items() if n not in usage.CLAIM_COUNTERS}]
-               for k, c in zip(usage.claim_keys(node), node.dropped)]
+               for k, c in zip(usage.claim_keys(node) if claim_keys is None else claim_keys, node.dropped)]
     trials = [[k, {n: v for n, v in t.to_dict().items() if n not in usage.TRIAL_COUNTERS}]
               for k, t in zip(usage.trial_keys(node), node.trials)]
-    return json.dumps({"dropped": dropped, "trials": trials}, ensure_ascii=False)
+    return _JSON.encode({"dropped": dropped, "trials": trials})
 
 
 def _state(text: str) -> dict:
