@@ -62,6 +62,20 @@ def test_a_rebuild_answers_queries_as_under_the_default_hash_size(layers: Layers
     assert large_layout["nodes_fts"][1] < small_layout["nodes_fts"][1]   # the setting took: fewer data rows
 
 
+def test_an_sqlite_without_the_setting_rebuilds_as_before(layers: Layers, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = _store(layers)
+    store.rebuild_index()
+    expected, layout = _answers(store), _fts_layout(store)
+    # FTS5 refuses a setting it does not know with the same error an SQLite without 'hashsize' would raise
+    monkeypatch.setattr(index_module, "FTS_HASH_SETTING", "no-such-setting")
+    with pytest.raises(sqlite3.OperationalError):
+        sqlite3.connect(":memory:").executescript(
+            "CREATE VIRTUAL TABLE t USING fts5(x); INSERT INTO t(t, rank) VALUES ('no-such-setting', 1);")
+    store.rebuild_index()
+    assert _answers(store) == expected
+    assert _fts_layout(store)["nodes_fts"][0] == layout["nodes_fts"][0] == [("version", 4)]
+
+
 def test_after_a_rebuild_the_connection_writes_with_the_default_hash_size(layers: Layers) -> None:
     store = _store(layers)
     store.rebuild_index()

@@ -288,6 +288,7 @@ class SyncReport(Record):
 BULK_ROWS = 2000   # rows a rebuild buffers before writing them with one executemany per table
 _FTS_TABLES = ("nodes_fts", "cold_fts")
 FTS_DEFAULT_HASH = 1 << 20   # FTS5's own default 'hashsize' (FTS5_DEFAULT_HASHSIZE)
+FTS_HASH_SETTING = "hashsize"   # FTS5's name for it (fts5_config.c); an SQLite without it rebuilds as before
 REBUILD_FTS_HASH = 16 << 20  # a rebuild's: larger buys little more (measured 16, 32, 64 MB at 50,000 lessons)
 
 
@@ -797,10 +798,13 @@ class Index:
         the setting, so the table's config row reads as a fresh table's; where the segments lie never changes
         what a query answers (tests/test_rebuild_fts_hash.py)."""
         c = self.conn
-        c.execute(f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', ?)",  # noqa: S608 - fixed table names
-                  (FTS_DEFAULT_HASH if size is None else size,))
+        try:
+            c.execute(f"INSERT INTO {table}({table}, rank) VALUES (?, ?)",  # noqa: S608 - fixed table names
+                      (FTS_HASH_SETTING, FTS_DEFAULT_HASH if size is None else size))
+        except sqlite3.OperationalError:
+            return   # an SQLite whose FTS5 lacks the setting (it is not in FTS5's documentation): only slower
         if size is None:
-            c.execute(f"DELETE FROM {table}_config WHERE k = 'hashsize'")  # noqa: S608 - fixed table names
+            c.execute(f"DELETE FROM {table}_config WHERE k = ?", (FTS_HASH_SETTING,))  # noqa: S608 - fixed names
 
     def _bulk_add(self, bulk: _Bulk, node: Node, rel: str, st: os.stat_result, base: View | None) -> None:
         """_upsert_from_sync during a rebuild: the same rows, buffered (the tables held nothing when it began)."""
