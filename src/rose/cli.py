@@ -212,7 +212,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
         return 0
     lines = report.tree(_layers(args), family=args.family)
     if args.json:
-        from dataclasses import asdict
+        from rose.typedrecord import asdict
 
         _print_json([asdict(line) for line in lines])
     else:
@@ -302,10 +302,9 @@ def cmd_clear(args: argparse.Namespace) -> int:
 
 
 def cmd_archive(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
-
     from rose import render
     from rose.retention import manage
+    from rose.typedrecord import asdict
 
     moved = (manage.archive if args.command == "archive" else manage.restore)(_layers(args), args.id)
     if args.json:

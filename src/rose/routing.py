@@ -15,9 +15,9 @@ the same recall with higher precision. `precision` and `recall` are the engaged 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from rose.typedrecord import Record, field
 from rose.errors import RoseError, RuleRefused
 from rose.model import now_iso
 from rose.tokens import estimate
@@ -53,8 +53,7 @@ def unconditioned(when: str) -> str | None:
     return None
 
 
-@dataclass
-class Rule:
+class Rule(Record):
     id: str
     when: str
     then: str
@@ -190,8 +189,7 @@ def update_rule(routing_dir: Path, rule_id: str, change) -> Rule | None:
         return rule
 
 
-@dataclass
-class Growth:
+class Growth(Record):
     rules: int
     lessons: int
 

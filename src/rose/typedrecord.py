@@ -297,3 +297,30 @@ def replace(record: R, /, **changes: Any) -> R:
             changes[name] = getattr(record, name)
     return record.__class__(**changes)
 
+
+
+_ATOMIC = (str, int, float, bool, bytes, type(None))
+
+
+def asdict(record: Record) -> dict[str, Any]:
+    """The record as a dict, records inside it (and in its lists, tuples and dicts) too (`dataclasses.asdict`, for
+    records): other values deep-copied, which leaves text, numbers and enums as they are."""
+    if not isinstance(record, Record):
+        raise TypeError("asdict() should be called on record instances")
+    return _as_plain(record)
+
+
+def _as_plain(value: Any) -> Any:
+    if value.__class__ in _ATOMIC:
+        return value
+    if isinstance(value, Record):
+        return {name: _as_plain(getattr(value, name)) for name in value.__class__.__record_names__}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):   # a named tuple, rebuilt field by field
+        return value.__class__(*[_as_plain(v) for v in value])
+    if isinstance(value, (list, tuple)):
+        return value.__class__(_as_plain(v) for v in value)
+    if isinstance(value, dict):
+        return value.__class__((_as_plain(k), _as_plain(v)) for k, v in value.items())
+    import copy   # only for what is neither a record, a container nor a scalar
+
+    return copy.deepcopy(value)

@@ -15,12 +15,12 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rose import errors
+from rose.typedrecord import Record, field
 from rose.evolve.decide import ArmStats
 from rose.evolve.screen import Proposal
 
@@ -45,8 +45,7 @@ class State(str, Enum):
         return self in (State.SHADOW, State.TRIAL, State.ACTIVE)
 
 
-@dataclass
-class Artifact:
+class Artifact(Record):
     id: str
     kind: str                         # skill | guardrail
     name: str

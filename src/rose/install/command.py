@@ -17,9 +17,9 @@ import shlex
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from rose.typedrecord import Record
 from rose.hooks.adapters import Agent
 
 MARKER = "# rose-managed"
@@ -75,8 +75,7 @@ def display_command(argv: Sequence[str], agent: Agent) -> str:
     return f"{shell_join(argv)} hook {agent.value} <Event>"
 
 
-@dataclass(frozen=True)
-class RoseHook:
+class RoseHook(Record, frozen=True):
     """A hook command that runs rose: for which agent and event, and whether ``rose install`` wrote it."""
 
     agent: Agent

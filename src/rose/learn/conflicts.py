@@ -6,16 +6,15 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from rose.typedrecord import Record
 from rose.errors import CorruptFile, NodeNotFound
 from rose.model import Node, Status
 from rose.store import Layers, Store
 from rose.store.events import EventKind
 
 
-@dataclass
-class Conflict:
+class Conflict(Record):
     node: Node
     store: Store
     question: str

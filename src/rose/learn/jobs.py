@@ -23,11 +23,11 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
 
 from rose import envvars
+from rose.typedrecord import Record, asdict, field
 from rose.model import now_iso
 from rose.store import Store
 from rose.store.atomic import write_text_atomic
@@ -45,8 +45,7 @@ class JobKind(str, Enum):
     REFLECT = "reflect"            # mid-session: minting from the new part of the transcript
 
 
-@dataclass
-class Job:
+class Job(Record):
     kind: JobKind
     session_id: str
     transcript_path: str

@@ -29,10 +29,10 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from rose.typedrecord import Record, field
 from rose.model import SERVABLE, Node, Origin, Outcome, Status
 from rose.retention import rules
 from rose.store.events import EventKind
@@ -48,8 +48,7 @@ SERVABLE_VALUES = frozenset(s.value for s in SERVABLE)   # rose.model.SERVABLE, 
 STATE_FILE = "retention.json"   # under the store's cache/ (machine-local): consolidation pairs a verifier declined
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(Record, frozen=True):
     """Which rules may archive. All on in production; the benchmark's keep-everything arm turns archiving off to
     measure what retention costs (importance still moves with evidence in both)."""
 
@@ -94,8 +93,7 @@ def hard_tokens() -> dict[tuple[str, str], int]:
     return _hard_tokens or rules.HARD_TOKENS
 
 
-@dataclass
-class PassReport:
+class PassReport(Record):
     archived: dict[str, int] = field(default_factory=dict)   # rule -> records moved to the archive
     consolidated: list[str] = field(default_factory=list)    # replacements stored
     declined: int = 0                                        # consolidations the verifier (or its silence) rejected
@@ -139,8 +137,7 @@ class Scored(Protocol):
     def created(self) -> str: ...
 
 
-@dataclass
-class Graph:
+class Graph(Record):
     rows: dict[str, IndexRow]
     trials: set[str]
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from rose.typedrecord import Record, asdict, field
 from rose.errors import RoseError
 from rose.model import Node, Status, utcnow
 from rose.retention import rules
@@ -29,8 +29,7 @@ MEMORY_TYPES = ("lesson", "orientation", "experience")
 
 
 # -- the counts: what `rose list`'s header and `rose status` show ------------------------------------------------
-@dataclass
-class Bucket:
+class Bucket(Record):
     """One (scope, memory type) of one store: hot and cold counts and tokens, and the watermarks of its budget."""
 
     scope: str
@@ -64,8 +63,7 @@ def buckets(stores: list[Store]) -> list[Bucket]:
 
 
 # -- rose list --------------------------------------------------------------------------------------------------
-@dataclass
-class Row:
+class Row(Record):
     id: str
     scope: str
     memory_type: str
@@ -80,8 +78,7 @@ class Row:
     path: str
 
 
-@dataclass
-class Listing:
+class Listing(Record):
     buckets: list[Bucket]
     rows: list[Row]
     filter: str = ""
@@ -185,8 +182,7 @@ def listing(layers: Layers, pattern: str = "", *, scope: str | None = None, memo
 
 
 # -- rose show --------------------------------------------------------------------------------------------------
-@dataclass
-class Shown:
+class Shown(Record):
     """One record whole, with its provenance and everything retention knows about it."""
 
     node: Node
@@ -230,8 +226,7 @@ def show(layers: Layers, node_id: str, now: datetime | None = None) -> Shown:
 
 
 # -- rose archive / rose restore ----------------------------------------------------------------------------------
-@dataclass
-class Moved:
+class Moved(Record):
     id: str
     scope: str
     moved: list[str]      # the record and the detail that moved with it
@@ -262,8 +257,7 @@ def restore(layers: Layers, node_id: str) -> Moved:
 
 
 # -- rose delete --------------------------------------------------------------------------------------------------
-@dataclass
-class DeletePlan:
+class DeletePlan(Record):
     """What `rose delete ID` will do, said before it is done."""
 
     id: str
@@ -370,8 +364,7 @@ def delete(layers: Layers, plan: DeletePlan) -> DeletePlan:
 
 
 # -- rose clear ---------------------------------------------------------------------------------------------------
-@dataclass
-class ClearPlan:
+class ClearPlan(Record):
     scope: str
     root: str
     hot: int
