@@ -1,6 +1,7 @@
 """The inspection commands run in their own process (no warm helper) define no dataclass: their records are
 rose.typedrecord.Record, which generates no code, so `dataclasses` and the `inspect` it imports stay unloaded
-(about a fifth of such a command's imports, docs/benchmarks.md "Inspection commands without the helper")."""
+(about a fifth of such a command's imports, docs/benchmarks.md "Inspection commands without the helper"); and
+`typing` too (annotations under TYPE_CHECKING, rose.typedrecord.NamedTuple for the rows a command reads)."""
 from __future__ import annotations
 
 import os
@@ -22,7 +23,7 @@ try:
     code = main()
 except SystemExit as exit:
     code = exit.code
-problems = [heavy + " loaded" for heavy in ("dataclasses", "inspect") if heavy in sys.modules]
+problems = [heavy + " loaded" for heavy in ("dataclasses", "inspect", "typing") if heavy in sys.modules]
 sys.stderr.write("; ".join(problems))
 sys.exit(3 if problems else code)
 """

@@ -10,7 +10,8 @@ from typing import ClassVar
 
 import pytest
 
-from rose.typedrecord import MISSING, SPECIALISE_AFTER, FrozenRecordError, Record, asdict, field, fields, replace
+from rose.typedrecord import (MISSING, SPECIALISE_AFTER, FrozenRecordError, NamedTuple, Record, asdict, field, fields,
+                              replace)
 
 
 class Point(Record, frozen=True):
@@ -184,6 +185,39 @@ def test_asdict_gives_what_the_standard_one_gives() -> None:
     assert mine["by_name"]["b"]["items"] is not nest.by_name["b"].items
     with pytest.raises(TypeError):
         asdict(DataPoint(1))   # type: ignore[arg-type]
+
+
+class Row(NamedTuple):
+    """A row read from the index."""
+    id: str
+    level: int
+    tags: list[str] = []   # noqa: RUF012 - a named tuple's default, as typing.NamedTuple takes it
+
+    def label(self) -> str:
+        return f"{self.id}@{self.level}"
+
+
+def test_named_tuple_is_the_one_typing_makes() -> None:
+    import typing
+
+    class TypingRow(typing.NamedTuple):
+        id: str
+        level: int
+        tags: list[str] = []   # noqa: RUF012
+
+    row = Row("n_1", 2)
+    assert Row._make(("n_1", 2, ["t"])).tags == ["t"]
+    assert row == ("n_1", 2, []) == TypingRow("n_1", 2) and isinstance(row, tuple)
+    assert Row._fields == TypingRow._fields and Row._field_defaults == TypingRow._field_defaults
+    assert row.label() == "n_1@2" and Row.__doc__ == "A row read from the index." and Row.__qualname__ == "Row"
+    assert row._replace(level=3).level == 3 and row._asdict() == {"id": "n_1", "level": 2, "tags": []}
+    assert pickle.loads(pickle.dumps(row)) == row and Row.__module__ == __name__
+    with pytest.raises(TypeError, match="follows"):
+        class _Bad(NamedTuple):
+            a: int = 0
+            b: int
+    with pytest.raises(TypeError):
+        NamedTuple("Row", [("a", int)])
 
 
 def test_replace_copy_and_pickle() -> None:

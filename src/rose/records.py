@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
 
 from rose.model import (ClaimKind, EpisodeOutcome, MemoryType, Origin, Outcome, Scope, Status, _check_ids, now_iso,
                         valid_episode_id, valid_node_id)
 from rose.typedrecord import MISSING, Record, field, fields
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from enum import Enum
+    from typing import Any
 
 
 def _as_str(value: Any) -> str:
@@ -402,7 +403,8 @@ def _keys(cls: type) -> tuple[tuple[str, Key], ...]:
     return got
 
 
-_Reader = tuple[str, str, Callable[[Any], Any], Callable[[], Any] | None]
+if TYPE_CHECKING:   # annotations only: typing is not imported to run
+    _Reader = tuple[str, str, Callable[[Any], Any], Callable[[], Any] | None]
 _READERS: dict[type, tuple[tuple[_Reader, ...], frozenset[str]]] = {}
 _BODY_READ: dict[type, Callable[[Any], Any] | None] = {}
 

@@ -3,12 +3,15 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from datetime import datetime, timedelta, timezone
-from typing import Any, NamedTuple
 
-from rose.typedrecord import Record, asdict, field
 from rose.store import Layers, Store
 from rose.store import events as event_log
 from rose.store.index import IndexRow
+from rose.typedrecord import NamedTuple, Record, asdict, field
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 STAGE_WINDOW_DAYS = 7
 

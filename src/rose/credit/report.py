@@ -6,7 +6,6 @@ show every withdrawn lesson for as long as it is withdrawn.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
 
 from rose.typedrecord import Record, field
 from rose.credit.announce import ANNOUNCE_FILE as ANNOUNCE_FILE
@@ -15,7 +14,10 @@ from rose.credit.announce import take_announcements as take_announcements
 from rose.credit.decide import Credit, Verdict, verdict
 from rose.credit.withhold import credit_of, rules_of, suspect_of
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rose.config import Settings
     from rose.store import Layers
 

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rose import errors
 from rose.typedrecord import Record
@@ -21,6 +20,7 @@ from rose.evolve.placed import ours, skill_file, skills_root, sync
 from rose.evolve.registry import Artifact, State, editing, read
 from rose.model import now_iso
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rose.store import Layers, Store
 

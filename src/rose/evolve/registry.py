@@ -17,14 +17,15 @@ import json
 from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
 from rose import errors
 from rose.typedrecord import Record, field
 from rose.evolve.decide import ArmStats
 from rose.evolve.screen import Proposal
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rose.store import Store
 
 SCHEMA = 1

@@ -30,17 +30,34 @@ import contextlib
 import json
 from collections.abc import Iterator
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
 
 from rose.typedrecord import Record, field
 from rose.model import SERVABLE, Node, Origin, Outcome, Status
 from rose.retention import rules
 from rose.store.events import EventKind
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # typing is not imported to run
+    from typing import Any, Protocol
+
     from rose.judge import Judge
     from rose.store import Layers, Store
     from rose.store.index import IndexRow
+
+    class Scored(Protocol):
+        """What utility is computed from: an IndexRow, or the few columns a command read instead."""
+
+        @property
+        def importance(self) -> float: ...
+        @property
+        def confidence(self) -> float: ...
+        @property
+        def use_count(self) -> int: ...
+        @property
+        def last_used(self) -> str: ...
+        @property
+        def created(self) -> str: ...
+
 
 MAX_MOVES_PER_PASS = 2000   # records one pass may move (a rename and an index row each, ~1-5 ms): a pass on a
                             # store of any size ends in seconds; the next pass (the next learner job) goes on
@@ -122,21 +139,6 @@ class PassReport(Record):
 
 
 # -- the graph of one store, from its index rows ------------------------------------------------------------------
-class Scored(Protocol):
-    """What utility is computed from: an IndexRow, or the few columns a command read instead."""
-
-    @property
-    def importance(self) -> float: ...
-    @property
-    def confidence(self) -> float: ...
-    @property
-    def use_count(self) -> int: ...
-    @property
-    def last_used(self) -> str: ...
-    @property
-    def created(self) -> str: ...
-
-
 class Graph(Record):
     rows: dict[str, IndexRow]
     trials: set[str]

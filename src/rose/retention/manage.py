@@ -11,9 +11,8 @@ import fnmatch
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
 
-from rose.typedrecord import Record, asdict, field
+from rose.typedrecord import NamedTuple, Record, asdict, field
 from rose.errors import RoseError
 from rose.model import Node, Status, utcnow
 from rose.retention import rules
@@ -21,7 +20,10 @@ from rose.retention.maintain import Graph, hard_tokens, promote, unit_of
 from rose.store import archive as cold_archive
 from rose.store.events import EventKind
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rose.store import Layers, Store
     from rose.store.index import IndexRow
 
