@@ -4,9 +4,9 @@ from __future__ import annotations
 import shutil
 import sys
 
-from rose.typedrecord import Record, asdict
 from rose.install.model import Level  # one Level for every check: the wiring checks' and doctor's own
 from rose.store import Layers, global_root
+from rose.typedrecord import Record, asdict
 
 
 class Check(Record):

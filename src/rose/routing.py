@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rose.typedrecord import Record, field
 from rose.errors import RoseError, RuleRefused
 from rose.model import now_iso
 from rose.tokens import estimate
+from rose.typedrecord import Record, field
 
 RECORD_KEEP = 50   # the last episodes a rule was credited for: a job run twice credits once
 

@@ -7,9 +7,8 @@ record retention put away is still found by the words it holds.
 """
 from __future__ import annotations
 
-
-from rose.typedrecord import Record, asdict
 from rose.store import Layers
+from rose.typedrecord import Record, asdict
 
 
 class Hit(Record):

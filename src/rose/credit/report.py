@@ -6,13 +6,12 @@ show every withdrawn lesson for as long as it is withdrawn.
 """
 from __future__ import annotations
 
-
-from rose.typedrecord import Record, field
 from rose.credit.announce import ANNOUNCE_FILE as ANNOUNCE_FILE
 from rose.credit.announce import announce as announce
 from rose.credit.announce import take_announcements as take_announcements
 from rose.credit.decide import Credit, Verdict, verdict
 from rose.credit.withhold import credit_of, rules_of, suspect_of
+from rose.typedrecord import Record, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

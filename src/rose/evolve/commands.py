@@ -14,11 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from rose import errors
-from rose.typedrecord import Record
 from rose.evolve.decide import ArmStats
 from rose.evolve.placed import ours, skill_file, skills_root, sync
 from rose.evolve.registry import Artifact, State, editing, read
 from rose.model import now_iso
+from rose.typedrecord import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

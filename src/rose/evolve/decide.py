@@ -31,8 +31,8 @@ from __future__ import annotations
 import math
 from enum import Enum
 
-from rose.typedrecord import Record
 from rose.credit.decide import SD_BAR, Arm, difference
+from rose.typedrecord import Record
 
 STALE_DAYS = 90.0
 CONFIRM_TREATMENT = 10   # treatment samples after a first crossing of the promotion bar before the second look

@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
 from rose import errors
-from rose.typedrecord import Record, field
 from rose.evolve.decide import ArmStats
 from rose.evolve.screen import Proposal
+from rose.typedrecord import Record, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

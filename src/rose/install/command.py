@@ -19,8 +19,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from rose.typedrecord import Record
 from rose.hooks.adapters import Agent
+from rose.typedrecord import Record
 
 MARKER = "# rose-managed"
 _HOOK_ARGS = re.compile(r"(?:^|\s)hook\s+(claude|codex)\s+([A-Za-z]+)(?=\s|$)")

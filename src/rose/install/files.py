@@ -20,9 +20,9 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from rose.typedrecord import Record
 from rose.install.model import FileAction, FileChange, InstallError
 from rose.store.atomic import write_bytes_atomic
+from rose.typedrecord import Record
 
 BACKUP_SUFFIX = ".rose-backup"
 DEFAULT_MODE = 0o644

@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from rose.typedrecord import Record
 from rose.install.command import RoseHook, parse_rose_hook
 from rose.install.files import FileEdit, backup_path, decode, read_bytes
 from rose.install.model import Agent, HookSpec, InstallError
+from rose.typedrecord import Record
 
 JsonObject = dict[str, Any]
 # a \uXXXX escape of a non-ASCII character: the file was written with ensure_ascii, keep writing it that way

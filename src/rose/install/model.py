@@ -10,9 +10,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from rose.typedrecord import Record, field
 from rose.errors import InstallError
 from rose.hooks.adapters import Agent, HookName
+from rose.typedrecord import Record, field
 
 __all__ = [
     "Agent",

@@ -12,11 +12,11 @@ import secrets
 import time
 from pathlib import Path
 
-from rose.typedrecord import Record
 from rose.judge.backends.base import Backend
 from rose.judge.calls.probe import PROBE, ProbeRequest
 from rose.judge.errors import JudgeFailure
 from rose.judge.judge import Judge, Stage
+from rose.typedrecord import Record
 
 PROBE_TIMEOUT_S = 30.0
 

@@ -6,12 +6,11 @@
 """
 from __future__ import annotations
 
-
-from rose.typedrecord import Record
 from rose.errors import CorruptFile, NodeNotFound
 from rose.model import Node, Status
 from rose.store import Layers, Store
 from rose.store.events import EventKind
+from rose.typedrecord import Record
 
 
 class Conflict(Record):

@@ -27,10 +27,10 @@ from enum import Enum
 from pathlib import Path
 
 from rose import envvars
-from rose.typedrecord import Record, asdict, field
 from rose.model import now_iso
 from rose.store import Store
 from rose.store.atomic import write_text_atomic
+from rose.typedrecord import Record, asdict, field
 
 MAX_ATTEMPTS = 5            # a job that keeps failing is set aside (queue/dead/) after this many tries
 BACKOFF_S = 60.0            # wait after the first failure; doubles with each further one

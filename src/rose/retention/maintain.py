@@ -31,10 +31,10 @@ import json
 from collections.abc import Iterator
 from datetime import datetime
 
-from rose.typedrecord import Record, field
 from rose.model import SERVABLE, Node, Origin, Outcome, Status
 from rose.retention import rules
 from rose.store.events import EventKind
+from rose.typedrecord import Record, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:   # typing is not imported to run

@@ -12,13 +12,13 @@ import os
 from datetime import datetime
 from pathlib import Path
 
-from rose.typedrecord import NamedTuple, Record, asdict, field
 from rose.errors import RoseError
 from rose.model import Node, Status, utcnow
 from rose.retention import rules
 from rose.retention.maintain import Graph, hard_tokens, promote, unit_of
 from rose.store import archive as cold_archive
 from rose.store.events import EventKind
+from rose.typedrecord import NamedTuple, Record, asdict, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

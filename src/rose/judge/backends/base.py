@@ -19,9 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rose.typedrecord import Record
 from rose.config import AgentSettings, BackendName
 from rose.judge.errors import FailureKind, JudgeFailure
+from rose.typedrecord import Record
 
 
 class BackendRequest(Record, frozen=True):
