@@ -4,7 +4,6 @@ tests/fixtures/nodes/ were written by the code before Node's fields were grouped
 read and write exactly as they did."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from rose.model import (TEXT, Claim, ClaimKind, Codec, MemoryType, Node, Origin,
 from rose.store import Layers
 from rose.store import usage
 from rose.store.frontmatter import parse_node, render_node
+from rose.typedrecord import field
 
 FIXTURES = Path(__file__).parent / "fixtures" / "nodes"
 
@@ -88,7 +88,6 @@ def test_a_hand_edited_file_reads_and_renders_as_it_always_has() -> None:
 
 
 # -- a new field is one edit, in its concern ---------------------------------------------------------------------
-@dataclass
 class WiderUsage(Usage):
     """A concern that gained two fields: nothing else is edited for them to be written, read and redacted."""
 
@@ -96,7 +95,6 @@ class WiderUsage(Usage):
     remark: str = field(default="", metadata=key(TEXT))
 
 
-@dataclass
 class WiderNode(Node, WiderUsage):
     pass
 

@@ -10,7 +10,8 @@ from typing import ClassVar
 
 import pytest
 
-from rose.typedrecord import MISSING, SPECIALISE_AFTER, FrozenRecordError, Record, field, fields, replace
+from rose.typedrecord import (MISSING, SPECIALISE_AFTER, FrozenRecordError, NamedTuple, Record, asdict, field, fields,
+                              replace)
 
 
 class Point(Record, frozen=True):
@@ -156,6 +157,67 @@ def test_the_standard_dataclass_functions_work_on_records() -> None:
     assert dataclasses.asdict(Holder([p], Bag("b", ["i"]))) == {
         "points": [{"x": 1, "y": 2, "label": "l"}], "bag": {"name": "b", "items": ["i"], "counts": {}}}
     assert dataclasses.fields(Bag)[1].default_factory is list
+
+
+def test_asdict_gives_what_the_standard_one_gives() -> None:
+    from collections import namedtuple
+    from enum import Enum
+
+    class Colour(Enum):
+        RED = "red"
+
+    pair = namedtuple("pair", "a b")
+
+    class Nest(Record):
+        """Records inside lists, tuples, dicts and a named tuple, beside an enum and a set."""
+        points: list[Point]
+        by_name: dict[str, Bag]
+        both: tuple[Point, ...]
+        named: tuple[int, int]
+        colour: Colour
+        seen: set[str]
+
+    nest = Nest([Point(1, 2, "l")], {"b": Bag("b", ["i"])}, (Point(3),), pair(1, Point(4)), Colour.RED, {"s"})
+    mine, theirs = asdict(nest), dataclasses.asdict(nest)
+    assert mine == theirs
+    assert type(mine["both"]) is tuple and type(mine["named"]) is pair and mine["colour"] is Colour.RED
+    assert mine["seen"] == {"s"} and mine["seen"] is not nest.seen   # copied, as the standard one copies
+    assert mine["by_name"]["b"]["items"] is not nest.by_name["b"].items
+    with pytest.raises(TypeError):
+        asdict(DataPoint(1))   # type: ignore[arg-type]
+
+
+class Row(NamedTuple):
+    """A row read from the index."""
+    id: str
+    level: int
+    tags: list[str] = []   # noqa: RUF012 - a named tuple's default, as typing.NamedTuple takes it
+
+    def label(self) -> str:
+        return f"{self.id}@{self.level}"
+
+
+def test_named_tuple_is_the_one_typing_makes() -> None:
+    import typing
+
+    class TypingRow(typing.NamedTuple):
+        id: str
+        level: int
+        tags: list[str] = []   # noqa: RUF012
+
+    row = Row("n_1", 2)
+    assert Row._make(("n_1", 2, ["t"])).tags == ["t"]
+    assert row == ("n_1", 2, []) == TypingRow("n_1", 2) and isinstance(row, tuple)
+    assert Row._fields == TypingRow._fields and Row._field_defaults == TypingRow._field_defaults
+    assert row.label() == "n_1@2" and Row.__doc__ == "A row read from the index." and Row.__qualname__ == "Row"
+    assert row._replace(level=3).level == 3 and row._asdict() == {"id": "n_1", "level": 2, "tags": []}
+    assert pickle.loads(pickle.dumps(row)) == row and Row.__module__ == __name__
+    with pytest.raises(TypeError, match="follows"):
+        class _Bad(NamedTuple):
+            a: int = 0
+            b: int
+    with pytest.raises(TypeError):
+        NamedTuple("Row", [("a", int)])
 
 
 def test_replace_copy_and_pickle() -> None:

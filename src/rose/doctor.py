@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import shutil
 import sys
-from dataclasses import asdict, dataclass
 
 from rose.install.model import Level  # one Level for every check: the wiring checks' and doctor's own
 from rose.store import Layers, global_root
+from rose.typedrecord import Record, asdict
 
 
-@dataclass
-class Check:
+class Check(Record):
     name: str
     level: Level
     detail: str

@@ -3,8 +3,9 @@
 The records are defined in rose.records and loaded on first use (`from rose.model import Node` works as before):
 the prompt hook needs the enums and the id grammar, not the records.
 
-Records are plain dataclasses. `to_dict`/`from_dict` are the only (de)serialisers; the store decides the file
-format. Unknown keys found in a hand-edited file are kept in `extra` so a round trip never drops them.
+Records are `rose.typedrecord.Record`s (dataclass semantics, no code generated per class). `to_dict`/`from_dict`
+are the only (de)serialisers; the store decides the file format. Unknown keys found in a hand-edited file are kept
+in `extra` so a round trip never drops them.
 
 A Node's fields are grouped by concern (Content, Graph, Usage, Provenance, Compression, Retention), each field
 declared once with its frontmatter key (`key(codec, order)`: how it is written and read, whether it carries words

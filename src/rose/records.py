@@ -7,15 +7,16 @@ in-process hook's imports).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import MISSING, asdict, dataclass, field, fields
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
 
 from rose.model import (ClaimKind, EpisodeOutcome, MemoryType, Origin, Outcome, Scope, Status, _check_ids, now_iso,
                         valid_episode_id, valid_node_id)
+from rose.typedrecord import MISSING, Record, field, fields
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from enum import Enum
+    from typing import Any
 
 
 def _as_str(value: Any) -> str:
@@ -39,8 +40,7 @@ def _str_list(value: Any) -> list[str]:
     return [_as_str(v) for v in value]
 
 
-@dataclass
-class Claim:
+class Claim(Record):
     """One entry of a delta manifest: a piece of detail a compression removed, and the node that still holds it."""
 
     claim: str
@@ -65,8 +65,7 @@ class Claim:
                    attempts=int(data.get("attempts") or 0))
 
 
-@dataclass
-class Trial:
+class Trial(Record):
     """A descent in progress: detail attached under a compressed lesson after it failed, awaiting the next outcome.
 
     Descent crosses sessions: the failure is only known when a session ends, so the chosen candidate is attached
@@ -104,8 +103,7 @@ class Trial:
                    idle=int(data.get("idle") or 0), opened=_as_str(data.get("opened")) or now_iso())
 
 
-@dataclass
-class Stats:
+class Stats(Record):
     """A lesson's judged record: how often it was served on judged work, and how that work went."""
     attempts: int = 0     # times served on work whose outcome was judged
     successes: int = 0    # served, used, and the work succeeded
@@ -115,7 +113,7 @@ class Stats:
     last_used: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {name: getattr(self, name) for name in self.__record_names__}
 
     @classmethod
     def from_dict(cls, data: Any) -> Stats:
@@ -126,8 +124,7 @@ class Stats:
 
 
 # -- a node's fields, grouped by concern (the module's docstring) ------------------------------------------------
-@dataclass(frozen=True)
-class Codec:
+class Codec(Record, frozen=True):
     """How one kind of value goes into the frontmatter and comes back. `text`: it can hold words a person or a
     model wrote (redacted before disk); ids, stamps, numbers and enums cannot."""
 
@@ -139,8 +136,7 @@ class Codec:
     absent: Callable[[], Any] | None = None
 
 
-@dataclass(frozen=True)
-class Key:
+class Key(Record, frozen=True):
     """One field's place in the frontmatter. `order`: its position in the file (the default puts a new key after
     every key there is today). `name` "": the field's own name. `when`: written only when it holds of the value
     (None: always). `write`: (value, node) -> what the file holds, for a key that holds more than this field."""
@@ -206,7 +202,7 @@ STATS = Codec(lambda v: v.to_dict(), lambda raw: Stats.from_dict(raw), absent=St
 
 
 def key(codec: Codec, order: int = 10_000, **how: Any) -> dict[str, Key]:
-    """A field's frontmatter key, as dataclass field metadata: `field(default=..., metadata=key(TEXT, 40))`."""
+    """A field's frontmatter key, as record field metadata: `field(default=..., metadata=key(TEXT, 40))`."""
     return {"key": Key(codec, order, **how)}
 
 
@@ -251,8 +247,7 @@ NODE_ID = Codec(lambda v: v, _node_id)
 EPISODE_IDS = Codec(list, lambda raw: _check_ids("covers_tasks", _str_list(raw), valid_episode_id), absent=list)
 
 
-@dataclass
-class Content:
+class Content(Record):
     """What the lesson says and who it is for: the text recall serves and what routes it."""
 
     id: str = field(metadata=key(NODE_ID, 10))
@@ -265,8 +260,7 @@ class Content:
     tags: list[str] = field(default_factory=list, metadata=key(TEXTS, 120))
 
 
-@dataclass
-class Graph:
+class Graph(Record):
     """Where it sits in the DAG and how it stands beside its neighbours."""
 
     level: int = field(default=0, metadata=key(_int(), 50))
@@ -280,8 +274,7 @@ class Graph:
     related: list[str] = field(default_factory=list, metadata=key(_node_ids("related"), 340, when=bool))
 
 
-@dataclass
-class Usage:
+class Usage(Record):
     """What it is worth and how it has fared: the minted judgments, then what using it taught (rose.store.usage
     keeps the counters out of the file)."""
 
@@ -294,8 +287,7 @@ class Usage:
     learned_importance: float | None = field(default=None, metadata=key(OPTIONAL_FLOAT, 350, when=_is_set))
 
 
-@dataclass
-class Provenance:
+class Provenance(Record):
     """Where it came from and what it rests on."""
 
     origin: Origin = field(default=Origin.MANUAL, metadata=key(_enum(Origin, "manual"), 70))
@@ -306,8 +298,7 @@ class Provenance:
     quotes: dict[str, str] = field(default_factory=dict, metadata=key(QUOTES, 260, when=bool))
 
 
-@dataclass
-class Compression:
+class Compression(Record):
     """Compression and descent (rose.compress): the regression set, the delta manifest, what replays and
     attempts learned (most of it usage, kept out of the file by rose.store.usage)."""
 
@@ -328,18 +319,16 @@ class Compression:
     rejections: int = field(default=0, metadata=key(_int(), 330, when=bool))
 
 
-@dataclass
-class Retention:
+class Retention(Record):
     """The cold archive (rose.retention): set by the store from where the file is, never frontmatter."""
 
     archived_from: Status | None = None   # a cold record's own status, what a restore returns to
 
 
-@dataclass
 class Node(Retention, Compression, Provenance, Usage, Graph, Content):
     """A lesson (or orientation / experience memory) and its place in the DAG: the concerns above, flat (the
-    module's docstring says why). The bases are listed last-first: a dataclass orders its fields from the last
-    base, so Content's required fields come first."""
+    module's docstring says why). The bases are listed last-first: a record (as a dataclass) orders its fields from
+    the last base, so Content's required fields come first."""
 
     extra: dict[str, Any] = field(default_factory=dict)     # unknown frontmatter keys, kept verbatim
 
@@ -419,7 +408,8 @@ def _keys(cls: type) -> tuple[tuple[str, Key], ...]:
     return got
 
 
-_Reader = tuple[str, str, Callable[[Any], Any], Callable[[], Any] | None]
+if TYPE_CHECKING:   # annotations only: typing is not imported to run
+    _Reader = tuple[str, str, Callable[[Any], Any], Callable[[], Any] | None]
 _READERS: dict[type, tuple[tuple[_Reader, ...], frozenset[str]]] = {}
 _BODY_READ: dict[type, Callable[[Any], Any] | None] = {}
 
@@ -445,8 +435,7 @@ def _written_keys(cls: type) -> tuple[tuple[str, Key], ...]:
     return got
 
 
-@dataclass
-class Episode:
+class Episode(Record):
     """What happened when work was accepted: the ambient oracle that compressions are replayed against."""
 
     id: str

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-
+TYPE_CHECKING = False   # typing is not imported to run
 if TYPE_CHECKING:
     from rose.doctor import Check
     from rose.recall import RecallResult

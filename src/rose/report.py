@@ -2,19 +2,21 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, NamedTuple
 
 from rose.store import Layers, Store
 from rose.store import events as event_log
 from rose.store.index import IndexRow
+from rose.typedrecord import NamedTuple, Record, asdict, field
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 STAGE_WINDOW_DAYS = 7
 
 
-@dataclass
-class StoreSummary:
+class StoreSummary(Record):
     scope: str
     root: str
     lessons: int
@@ -22,8 +24,7 @@ class StoreSummary:
     problems: list[tuple[str, str]]
 
 
-@dataclass
-class Precision:
+class Precision(Record):
     served: int = 0
     used: int = 0
 
@@ -32,8 +33,7 @@ class Precision:
         return self.used / self.served if self.served else None
 
 
-@dataclass
-class StageCost:
+class StageCost(Record):
     calls: int = 0
     cached: int = 0
     failures: int = 0
@@ -48,8 +48,7 @@ class StageCost:
         return self.input_tokens + self.output_tokens
 
 
-@dataclass
-class CostSummary:
+class CostSummary(Record):
     """What memory cost and saved over the window: tokens the packs carried, what compression and withholding
     kept out of them, and what the learner's model calls spent (every stage but recall, which runs on the prompt).
 
@@ -73,8 +72,7 @@ class CostSummary:
         return self.saved_by_compression
 
 
-@dataclass
-class CompressionSummary:
+class CompressionSummary(Record):
     """Compression and descent at a glance: held-out evaluation, demotions, rescues, descents in progress, gaps."""
 
     compressed: int = 0        # lessons made by compression (any status)
@@ -94,8 +92,7 @@ class CompressionSummary:
         return self.heldout_passed / self.heldout_total if self.heldout_total else None
 
 
-@dataclass
-class StatusReport:
+class StatusReport(Record):
     stores: list[StoreSummary]
     families: dict[str, int]
     levels: dict[int, int]
@@ -291,8 +288,7 @@ def _stage_costs(stores: list[Store]) -> dict[str, StageCost]:
 
 
 # -- the tree -------------------------------------------------------------------------------------------------
-@dataclass
-class TreeLine:
+class TreeLine(Record):
     depth: int
     id: str
     level: int
@@ -412,8 +408,7 @@ def _annotate(stores: list[Store], rows: _Rows, lines: list[TreeLine]) -> None:
 
 
 # -- the bounded tree: what `rose tree` prints for a human -----------------------------------------------------
-@dataclass
-class FamilyTrees:
+class FamilyTrees(Record):
     """One family of a bounded tree: how many lessons its trees hold, the first of them whole, how many more."""
 
     family: str
@@ -422,8 +417,7 @@ class FamilyTrees:
     more: int                     # its trees not drawn
 
 
-@dataclass
-class TreeView:
+class TreeView(Record):
     """The whole tree when it has at most `shown` lines (`lines`), else each family's count and first trees."""
 
     nodes: int                    # lines of the whole tree

@@ -15,12 +15,12 @@ the same recall with higher precision. `precision` and `recall` are the engaged 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from rose.errors import RoseError, RuleRefused
 from rose.model import now_iso
 from rose.tokens import estimate
+from rose.typedrecord import Record, field
 
 RECORD_KEEP = 50   # the last episodes a rule was credited for: a job run twice credits once
 
@@ -53,8 +53,7 @@ def unconditioned(when: str) -> str | None:
     return None
 
 
-@dataclass
-class Rule:
+class Rule(Record):
     id: str
     when: str
     then: str
@@ -190,8 +189,7 @@ def update_rule(routing_dir: Path, rule_id: str, change) -> Rule | None:
         return rule
 
 
-@dataclass
-class Growth:
+class Growth(Record):
     rules: int
     lessons: int
 

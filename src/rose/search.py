@@ -7,13 +7,11 @@ record retention put away is still found by the words it holds.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 from rose.store import Layers
+from rose.typedrecord import Record, asdict
 
 
-@dataclass
-class Hit:
+class Hit(Record):
     id: str
     title: str
     family: str

@@ -11,9 +11,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+
+from rose.typedrecord import Record
 
 TRUST_FILE = "trusted-configs.json"
 
@@ -24,8 +25,7 @@ class TrustState(str, Enum):
     CHANGED = "changed"   # trusted once, changed since: privileged keys ignored until trusted again
 
 
-@dataclass(frozen=True)
-class Pin:
+class Pin(Record, frozen=True):
     path: str
     sha256: str
     at: str

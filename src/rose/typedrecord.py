@@ -16,6 +16,9 @@ standard library's `dataclasses.fields`, `asdict`, `replace` and `is_dataclass` 
 time one asks for `__dataclass_fields__`, `dataclasses` is imported and the equal `Field`s are built (by
 `@dataclass` itself, on a shadow class of the same fields), so nothing off the hot path needs to know the
 difference. Code on the prompt path uses `fields` and `replace` from here.
+
+`NamedTuple` here is `typing.NamedTuple` without importing `typing` (a few ms a command): `class Row(NamedTuple)`
+with annotated fields makes the `collections.namedtuple` typing would make, its methods and docstring kept.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TypeVar, dataclass_transform
+    from typing import NamedTuple as NamedTuple   # re-exported: the checker sees typing's own
 
     R = TypeVar("R", bound="Record")
 else:
@@ -297,3 +301,58 @@ def replace(record: R, /, **changes: Any) -> R:
             changes[name] = getattr(record, name)
     return record.__class__(**changes)
 
+
+
+_ATOMIC = (str, int, float, bool, bytes, type(None))
+
+
+def asdict(record: Record) -> dict[str, Any]:
+    """The record as a dict, records inside it (and in its lists, tuples and dicts) too (`dataclasses.asdict`, for
+    records): other values deep-copied, which leaves text, numbers and enums as they are."""
+    if not isinstance(record, Record):
+        raise TypeError("asdict() should be called on record instances")
+    return _as_plain(record)
+
+
+def _as_plain(value: Any) -> Any:
+    if value.__class__ in _ATOMIC:
+        return value
+    if isinstance(value, Record):
+        return {name: _as_plain(getattr(value, name)) for name in value.__class__.__record_names__}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):   # a named tuple, rebuilt field by field
+        return value.__class__(*[_as_plain(v) for v in value])
+    if isinstance(value, (list, tuple)):
+        return value.__class__(_as_plain(v) for v in value)
+    if isinstance(value, dict):
+        return value.__class__((_as_plain(k), _as_plain(v)) for k, v in value.items())
+    import copy   # only for what is neither a record, a container nor a scalar
+
+    return copy.deepcopy(value)
+
+
+if not TYPE_CHECKING:
+    class _NamedTupleMeta(type):
+        """Makes `class Row(NamedTuple): ...` a collections.namedtuple, as typing.NamedTuple does."""
+
+        def __new__(mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> type:
+            from collections import namedtuple
+
+            names = [n for n, a in namespace.get("__annotations__", {}).items() if not _is_classvar(a)]
+            defaults = [namespace[n] for n in names if n in namespace]
+            if any(n not in namespace for n in names[len(names) - len(defaults):]):
+                raise TypeError(f"{name}: a field without a default follows one with a default")
+            made = namedtuple(name, names, defaults=defaults or None, module=namespace.get("__module__"))
+            made.__annotations__ = dict(namespace.get("__annotations__", {}))
+            made.__qualname__ = namespace.get("__qualname__", name)
+            if namespace.get("__doc__"):
+                made.__doc__ = namespace["__doc__"]
+            for key, value in namespace.items():   # methods, properties, class constants
+                if key not in names and key not in ("__annotations__", "__module__", "__qualname__", "__doc__"):
+                    setattr(made, key, value)
+            return made
+
+    def NamedTuple(*_args: Any, **_kwargs: Any) -> Any:   # noqa: N802 - named as typing's
+        raise TypeError("subclass NamedTuple (class Row(NamedTuple): ...); the functional form is typing's")
+
+    _NamedTupleBase = type.__new__(_NamedTupleMeta, "NamedTuple", (), {})
+    NamedTuple.__mro_entries__ = lambda bases: (_NamedTupleBase,)

@@ -6,21 +6,21 @@ show every withdrawn lesson for as long as it is withdrawn.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
 from rose.credit.announce import ANNOUNCE_FILE as ANNOUNCE_FILE
 from rose.credit.announce import announce as announce
 from rose.credit.announce import take_announcements as take_announcements
 from rose.credit.decide import Credit, Verdict, verdict
 from rose.credit.withhold import credit_of, rules_of, suspect_of
+from rose.typedrecord import Record, field
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rose.config import Settings
     from rose.store import Layers
 
-@dataclass
-class LessonCredit:
+class LessonCredit(Record):
     """One lesson's line in `rose credit`."""
     id: str
     title: str
@@ -62,8 +62,7 @@ def lessons(layers: Layers, settings: Settings | None = None, *, synced: bool = 
     return out
 
 
-@dataclass
-class CreditSummary:
+class CreditSummary(Record):
     """The credit lines of `rose status`."""
 
     withhold_rate: float = 0.0

@@ -12,9 +12,10 @@ only by a randomized trial against a concurrent control. See docs/credit.md.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rose.config import Settings
     from rose.judge import Judge
     from rose.model import Episode

@@ -11,16 +11,16 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rose import errors
 from rose.evolve.decide import ArmStats
 from rose.evolve.placed import ours, skill_file, skills_root, sync
 from rose.evolve.registry import Artifact, State, editing, read
 from rose.model import now_iso
+from rose.typedrecord import Record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rose.store import Layers, Store
 
@@ -28,8 +28,7 @@ if TYPE_CHECKING:
 EvolutionError = errors.EvolutionError
 
 
-@dataclass
-class Listed:
+class Listed(Record):
     store: Store
     artifact: Artifact
     path: Path | None = None     # its SKILL.md, when one is written

@@ -29,17 +29,16 @@ artifact with no effect is promoted and how often a harmful one is caught.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from enum import Enum
 
 from rose.credit.decide import SD_BAR, Arm, difference
+from rose.typedrecord import Record
 
 STALE_DAYS = 90.0
 CONFIRM_TREATMENT = 10   # treatment samples after a first crossing of the promotion bar before the second look
 
 
-@dataclass(frozen=True)
-class ArmStats:
+class ArmStats(Record, frozen=True):
     """One arm of a trial: samples, passes, and the API calls each sample's session made (sums, for means and the
     log-calls test)."""
 
@@ -90,8 +89,7 @@ class ArmStats:
             return cls()
 
 
-@dataclass(frozen=True)
-class TrialRules:
+class TrialRules(Record, frozen=True):
     min_samples: int = 30          # matched sessions in shadow to open a trial; samples per arm before judging
     max_trial_uses: int = 250      # treatment samples without a decision: retired as inconclusive
     noise_margin: float = 0.05     # pass-rate gain a promotion must exceed (and the non-inferiority bound)
@@ -110,8 +108,7 @@ class Decision(str, Enum):
     PRUNE = "prune"      # active: no longer does
 
 
-@dataclass(frozen=True)
-class Judged:
+class Judged(Record, frozen=True):
     decision: Decision
     reason: str
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rose.evolve.registry import Artifact, read
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rose.store import Layers, Store
 

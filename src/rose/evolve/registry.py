@@ -15,16 +15,17 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
 from rose import errors
 from rose.evolve.decide import ArmStats
 from rose.evolve.screen import Proposal
+from rose.typedrecord import Record, field
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rose.store import Store
 
 SCHEMA = 1
@@ -45,8 +46,7 @@ class State(str, Enum):
         return self in (State.SHADOW, State.TRIAL, State.ACTIVE)
 
 
-@dataclass
-class Artifact:
+class Artifact(Record):
     id: str
     kind: str                         # skill | guardrail
     name: str

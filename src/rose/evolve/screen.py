@@ -17,8 +17,9 @@ The screen (seed 003's, made concrete) rejects, in code and before any verifier 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+from rose.typedrecord import Record
 
 NAME_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 NAME_LEN = (3, 40)
@@ -62,8 +63,7 @@ def command_fires(pattern: str, command: str) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class Proposal:
+class Proposal(Record, frozen=True):
     kind: str                  # skill | guardrail
     name: str
     description: str

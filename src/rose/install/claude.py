@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from rose.install import jsonhooks, mcpservers
 from rose.install.command import (INSTALL_HINT, command_executable, display_command, executable_resolves,
@@ -20,6 +19,10 @@ from rose.install.command import (INSTALL_HINT, command_executable, display_comm
 from rose.install.files import Plan, read_bytes
 from rose.install.hooks import EVENTS, HOOKS
 from rose.install.model import Agent, InstallError, Level, InstallScope, WiringCheck
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 AGENT = Agent.CLAUDE
 WHAT = "Claude Code ignores a settings file it cannot parse, so its hooks are off until it is fixed."

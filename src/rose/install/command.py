@@ -17,10 +17,10 @@ import shlex
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from rose.hooks.adapters import Agent
+from rose.typedrecord import Record
 
 MARKER = "# rose-managed"
 _HOOK_ARGS = re.compile(r"(?:^|\s)hook\s+(claude|codex)\s+([A-Za-z]+)(?=\s|$)")
@@ -75,8 +75,7 @@ def display_command(argv: Sequence[str], agent: Agent) -> str:
     return f"{shell_join(argv)} hook {agent.value} <Event>"
 
 
-@dataclass(frozen=True)
-class RoseHook:
+class RoseHook(Record, frozen=True):
     """A hook command that runs rose: for which agent and event, and whether ``rose install`` wrote it."""
 
     agent: Agent

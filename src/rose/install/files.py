@@ -18,11 +18,11 @@ import contextlib
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from rose.install.model import FileAction, FileChange, InstallError
 from rose.store.atomic import write_bytes_atomic
+from rose.typedrecord import Record
 
 BACKUP_SUFFIX = ".rose-backup"
 DEFAULT_MODE = 0o644
@@ -58,8 +58,7 @@ def decode(path: Path, raw: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-@dataclass
-class FileEdit:
+class FileEdit(Record):
     path: Path
     before: bytes | None
     after: bytes | None       # None: the file is removed
@@ -128,8 +127,7 @@ def _write(path: Path, data: bytes, mode_from: Path) -> None:
     os.chmod(path, mode)
 
 
-@dataclass
-class Plan:
+class Plan(Record):
     """Everything one install / uninstall of one agent and scope will do, before it is done."""
 
     summary: str

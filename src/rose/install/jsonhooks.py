@@ -11,21 +11,20 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rose.install.command import RoseHook, parse_rose_hook
 from rose.install.files import FileEdit, backup_path, decode, read_bytes
 from rose.install.model import Agent, HookSpec, InstallError
+from rose.typedrecord import Record
 
 JsonObject = dict[str, Any]
 # a \uXXXX escape of a non-ASCII character: the file was written with ensure_ascii, keep writing it that way
 _NON_ASCII_ESCAPE = re.compile(r"\\u(?:00[89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F][0-9a-fA-F]{2}|[1-9a-fA-F][0-9a-fA-F]{3})")
 
 
-@dataclass(frozen=True)
-class JsonStyle:
+class JsonStyle(Record, frozen=True):
     indent: str | None = "  "  # None: everything on one line
     newline: str = "\n"
     trailing_newline: bool = True
@@ -107,8 +106,7 @@ def hooks_shape_problem(data: JsonObject) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(Record, frozen=True):
     """A handler that runs rose, at ``hooks[event][group][index]``."""
 
     event: str
@@ -141,8 +139,7 @@ def handler_for(spec: HookSpec, command: str) -> JsonObject:
     return handler
 
 
-@dataclass
-class Merge:
+class Merge(Record):
     data: JsonObject
     added: list[str]
     updated: list[str]
@@ -239,8 +236,7 @@ def same_json(a: bytes | None, b: bytes | None) -> bool:
 
 
 # -- plans ---------------------------------------------------------------------------------------------------------
-@dataclass
-class JsonPlan:
+class JsonPlan(Record):
     edit: FileEdit
     data: JsonObject  # the file's JSON after the edit
     merge: Merge | None = None

@@ -6,13 +6,13 @@ command runs in). It is not the store scope of `rose.model.Scope` (project / glo
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from rose.errors import InstallError
 from rose.hooks.adapters import Agent, HookName
+from rose.typedrecord import Record, field
 
 __all__ = [
     "Agent",
@@ -56,8 +56,7 @@ _WOULD = {FileAction.CREATED: "would create", FileAction.UPDATED: "would update"
           FileAction.RESTORED: "would restore", FileAction.REMOVED: "would remove"}
 
 
-@dataclass(frozen=True)
-class HookSpec:
+class HookSpec(Record, frozen=True):
     """One hook rose wires: the event, its timeout in seconds (per agent), why that timeout, and the status line the
     agent shows while it runs (`statusMessage`: Claude Code's spinner, Codex's working line after ~300 ms)."""
 
@@ -67,8 +66,7 @@ class HookSpec:
     status: str = ""
 
 
-@dataclass(frozen=True)
-class FileChange:
+class FileChange(Record, frozen=True):
     path: Path
     action: FileAction
     detail: str = ""
@@ -79,8 +77,7 @@ class FileChange:
                 "backup": str(self.backup) if self.backup else None}
 
 
-@dataclass
-class InstallReport:
+class InstallReport(Record):
     """What one `install` / `uninstall` call did for one agent and scope, in words a user can act on."""
 
     agent: Agent
@@ -121,8 +118,7 @@ class InstallReport:
         return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class WiringCheck:
+class WiringCheck(Record, frozen=True):
     """One line of `rose doctor` about hook wiring. `name` reads like "claude hooks (project)"."""
 
     name: str

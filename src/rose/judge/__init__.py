@@ -8,24 +8,49 @@
         ...  # no judgment: skip or queue the work; never treat it as a pass or as "nothing applied"
 
 Layout: calls/ (one module per stage: the requests, schemas, prompts and answers), backends/ (claude, codex,
-openai, anthropic, scripted, and the registry), cache.py, judge.py (Judge.ask), probe.py (rose doctor --probe),
+openai, anthropic, scripted, and the registry), cache.py, judge.py (Judge.ask), health.py (`probe`, rose doctor --probe),
 schema.py (builders and the fast validator), prompt.py (untrusted-data blocks). See docs/judge.md.
 
-Importing this package is cheap (no jsonschema, subprocess or urllib): backends load when chosen.
+Importing this package is cheap (no jsonschema, subprocess or urllib): backends load when chosen, and each name
+loads its own module on first use, so `rose doctor`'s make_backend does not define the calls' dataclasses.
 """
 from __future__ import annotations
 
-from rose.judge import calls
-from rose.judge.backends.base import (Backend, BackendReply, BackendRequest, make_backend, register_backend,
-                                      registered)
-from rose.judge.backends.scripted import Scripted
-from rose.judge.cache import JudgeCache
-from rose.judge.errors import AnswerInvalid, FailureKind, JudgeFailure
-from rose.judge.judge import Judge, Stage
-from rose.judge.probe import ProbeResult, probe
+import importlib
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rose.judge import calls
+    from rose.judge.backends.base import (Backend, BackendReply, BackendRequest, make_backend, register_backend,
+                                          registered)
+    from rose.judge.backends.scripted import Scripted
+    from rose.judge.cache import JudgeCache
+    from rose.judge.errors import AnswerInvalid, FailureKind, JudgeFailure
+    from rose.judge.health import ProbeResult, probe
+    from rose.judge.judge import Judge, Stage
+
+_WHERE = {
+    "Backend": "backends.base", "BackendReply": "backends.base", "BackendRequest": "backends.base",
+    "make_backend": "backends.base", "register_backend": "backends.base", "registered": "backends.base",
+    "Scripted": "backends.scripted", "JudgeCache": "cache", "AnswerInvalid": "errors", "FailureKind": "errors",
+    "JudgeFailure": "errors", "Judge": "judge", "Stage": "judge", "ProbeResult": "health", "probe": "health",
+}
 
 __all__ = [
     "AnswerInvalid", "Backend", "BackendReply", "BackendRequest", "FailureKind", "Judge", "JudgeCache",
     "JudgeFailure", "ProbeResult", "Scripted", "Stage", "calls", "make_backend", "probe", "register_backend",
     "registered",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "calls":   # a submodule (itself lazy): importing it sets the attribute
+        return importlib.import_module("rose.judge.calls")
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'rose.judge' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"rose.judge.{where}"), name)
+    globals()[name] = value
+    return value

@@ -53,7 +53,7 @@ class Stage(str, Enum):
     EXTRACTION = "extraction"
     EVOLUTION = "evolution"   # candidate skills and guardrails (rose.evolve)
     RETENTION = "retention"   # maintenance after the learner: consolidation and recurrence reviews
-    PROBE = "probe"      # replay probes (and the judge's own health probe, via rose.judge.probe)
+    PROBE = "probe"      # replay probes (and the judge's own health probe, via rose.judge.health)
 
 
 _UNBUILT: Any = object()

@@ -6,16 +6,14 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rose.errors import CorruptFile, NodeNotFound
 from rose.model import Node, Status
 from rose.store import Layers, Store
 from rose.store.events import EventKind
+from rose.typedrecord import Record
 
 
-@dataclass
-class Conflict:
+class Conflict(Record):
     node: Node
     store: Store
     question: str

@@ -23,7 +23,6 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from rose import envvars
 from rose.model import now_iso
 from rose.store import Store
 from rose.store.atomic import write_text_atomic
+from rose.typedrecord import Record, asdict, field
 
 MAX_ATTEMPTS = 5            # a job that keeps failing is set aside (queue/dead/) after this many tries
 BACKOFF_S = 60.0            # wait after the first failure; doubles with each further one
@@ -45,8 +45,7 @@ class JobKind(str, Enum):
     REFLECT = "reflect"            # mid-session: minting from the new part of the transcript
 
 
-@dataclass
-class Job:
+class Job(Record):
     kind: JobKind
     session_id: str
     transcript_path: str

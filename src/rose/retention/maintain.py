@@ -29,18 +29,35 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
 
 from rose.model import SERVABLE, Node, Origin, Outcome, Status
 from rose.retention import rules
 from rose.store.events import EventKind
+from rose.typedrecord import Record, field
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # typing is not imported to run
+    from typing import Any, Protocol
+
     from rose.judge import Judge
     from rose.store import Layers, Store
     from rose.store.index import IndexRow
+
+    class Scored(Protocol):
+        """What utility is computed from: an IndexRow, or the few columns a command read instead."""
+
+        @property
+        def importance(self) -> float: ...
+        @property
+        def confidence(self) -> float: ...
+        @property
+        def use_count(self) -> int: ...
+        @property
+        def last_used(self) -> str: ...
+        @property
+        def created(self) -> str: ...
+
 
 MAX_MOVES_PER_PASS = 2000   # records one pass may move (a rename and an index row each, ~1-5 ms): a pass on a
                             # store of any size ends in seconds; the next pass (the next learner job) goes on
@@ -48,8 +65,7 @@ SERVABLE_VALUES = frozenset(s.value for s in SERVABLE)   # rose.model.SERVABLE, 
 STATE_FILE = "retention.json"   # under the store's cache/ (machine-local): consolidation pairs a verifier declined
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(Record, frozen=True):
     """Which rules may archive. All on in production; the benchmark's keep-everything arm turns archiving off to
     measure what retention costs (importance still moves with evidence in both)."""
 
@@ -94,8 +110,7 @@ def hard_tokens() -> dict[tuple[str, str], int]:
     return _hard_tokens or rules.HARD_TOKENS
 
 
-@dataclass
-class PassReport:
+class PassReport(Record):
     archived: dict[str, int] = field(default_factory=dict)   # rule -> records moved to the archive
     consolidated: list[str] = field(default_factory=list)    # replacements stored
     declined: int = 0                                        # consolidations the verifier (or its silence) rejected
@@ -124,23 +139,7 @@ class PassReport:
 
 
 # -- the graph of one store, from its index rows ------------------------------------------------------------------
-class Scored(Protocol):
-    """What utility is computed from: an IndexRow, or the few columns a command read instead."""
-
-    @property
-    def importance(self) -> float: ...
-    @property
-    def confidence(self) -> float: ...
-    @property
-    def use_count(self) -> int: ...
-    @property
-    def last_used(self) -> str: ...
-    @property
-    def created(self) -> str: ...
-
-
-@dataclass
-class Graph:
+class Graph(Record):
     rows: dict[str, IndexRow]
     trials: set[str]
 

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rose.errors import RoseError
 from rose.model import Node, Status, utcnow
@@ -20,8 +18,12 @@ from rose.retention import rules
 from rose.retention.maintain import Graph, hard_tokens, promote, unit_of
 from rose.store import archive as cold_archive
 from rose.store.events import EventKind
+from rose.typedrecord import NamedTuple, Record, asdict, field
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rose.store import Layers, Store
     from rose.store.index import IndexRow
 
@@ -29,8 +31,7 @@ MEMORY_TYPES = ("lesson", "orientation", "experience")
 
 
 # -- the counts: what `rose list`'s header and `rose status` show ------------------------------------------------
-@dataclass
-class Bucket:
+class Bucket(Record):
     """One (scope, memory type) of one store: hot and cold counts and tokens, and the watermarks of its budget."""
 
     scope: str
@@ -64,8 +65,7 @@ def buckets(stores: list[Store]) -> list[Bucket]:
 
 
 # -- rose list --------------------------------------------------------------------------------------------------
-@dataclass
-class Row:
+class Row(Record):
     id: str
     scope: str
     memory_type: str
@@ -80,8 +80,7 @@ class Row:
     path: str
 
 
-@dataclass
-class Listing:
+class Listing(Record):
     buckets: list[Bucket]
     rows: list[Row]
     filter: str = ""
@@ -185,8 +184,7 @@ def listing(layers: Layers, pattern: str = "", *, scope: str | None = None, memo
 
 
 # -- rose show --------------------------------------------------------------------------------------------------
-@dataclass
-class Shown:
+class Shown(Record):
     """One record whole, with its provenance and everything retention knows about it."""
 
     node: Node
@@ -230,8 +228,7 @@ def show(layers: Layers, node_id: str, now: datetime | None = None) -> Shown:
 
 
 # -- rose archive / rose restore ----------------------------------------------------------------------------------
-@dataclass
-class Moved:
+class Moved(Record):
     id: str
     scope: str
     moved: list[str]      # the record and the detail that moved with it
@@ -262,8 +259,7 @@ def restore(layers: Layers, node_id: str) -> Moved:
 
 
 # -- rose delete --------------------------------------------------------------------------------------------------
-@dataclass
-class DeletePlan:
+class DeletePlan(Record):
     """What `rose delete ID` will do, said before it is done."""
 
     id: str
@@ -370,8 +366,7 @@ def delete(layers: Layers, plan: DeletePlan) -> DeletePlan:
 
 
 # -- rose clear ---------------------------------------------------------------------------------------------------
-@dataclass
-class ClearPlan:
+class ClearPlan(Record):
     scope: str
     root: str
     hot: int

@@ -6,12 +6,15 @@ dumper so quotes, colons, backslashes, newlines, YAML-looking text and non-ASCII
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import yaml
 
 from rose.errors import LayoutUnsure
 from rose.model import Node
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # typing is not imported to run
+    from typing import Any
 
 try:  # the C implementation is several times faster; fall back to pure Python where libyaml is absent
     from yaml import CSafeDumper as _Dumper

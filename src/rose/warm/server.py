@@ -378,9 +378,8 @@ def serve(sock: str) -> None:
     threading.Thread(target=watchdog, daemon=True).start()
     # the default embedding model loads in the background; requests meanwhile are served lexical-only
     def preload() -> None:
-        from dataclasses import asdict
-
         from rose.config import EmbedSettings
+        from rose.typedrecord import asdict
 
         defaults = {k: getattr(v, "value", v) for k, v in asdict(EmbedSettings()).items()}
         WARM._in_background(("model", WARM._key(defaults)), lambda: WARM.load_embedder(defaults))

@@ -16,16 +16,15 @@ from __future__ import annotations
 import importlib
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rose.config import AgentSettings, BackendName
 from rose.judge.errors import FailureKind, JudgeFailure
+from rose.typedrecord import Record
 
 
-@dataclass(frozen=True)
-class BackendRequest:
+class BackendRequest(Record, frozen=True):
     call: str                        # the call's name (also the forced tool / json_schema name)
     prompt: str
     schema: dict[str, Any]
@@ -37,8 +36,7 @@ class BackendRequest:
     payload: Any = None              # the typed request object; only the scripted backend looks at it
 
 
-@dataclass
-class BackendReply:
+class BackendReply(Record):
     data: Any                        # the parsed JSON (Judge checks it is an object fitting the schema)
     raw: str                         # the text it was parsed from, for failure messages and debugging
     input_tokens: int | None = None

@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from rose.judge.backends.base import Backend
 from rose.judge.calls.probe import PROBE, ProbeRequest
 from rose.judge.errors import JudgeFailure
 from rose.judge.judge import Judge, Stage
+from rose.typedrecord import Record
 
 PROBE_TIMEOUT_S = 30.0
 
 
-@dataclass(frozen=True)
-class ProbeResult:
+class ProbeResult(Record, frozen=True):
     ok: bool
     backend: str          # "none" in model-free mode
     model: str

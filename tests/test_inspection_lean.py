@@ -1,0 +1,54 @@
+"""The inspection commands run in their own process (no warm helper) define no dataclass: their records are
+rose.typedrecord.Record, which generates no code, so `dataclasses` and the `inspect` it imports stay unloaded
+(about a fifth of such a command's imports, docs/benchmarks.md "Inspection commands without the helper"); and
+`typing` too (annotations under TYPE_CHECKING, rose.typedrecord.NamedTuple for the rows a command reads), but
+for `rose doctor`, whose install and judge modules still use it at run time."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_rose
+
+# Run as `rose` itself (rose.launcher.main), helper off; the check runs in that process once the command is done.
+_LEAN_COMMAND = """
+import sys
+argv = sys.argv[1:]
+sys.argv = ["rose", *argv]
+from rose.launcher import main
+try:
+    code = main()
+except SystemExit as exit:
+    code = exit.code
+heavy = ("dataclasses", "inspect") if argv[0] == "doctor" else ("dataclasses", "inspect", "typing")
+problems = [name + " loaded" for name in heavy if name in sys.modules]
+sys.stderr.write("; ".join(problems))
+sys.exit(3 if problems else code)
+"""
+
+
+@pytest.fixture
+def stocked(project: Path) -> tuple[Path, str]:
+    from tests.support.gen_store import populate
+
+    populate(project / ".rose", 40).close()
+    assert run_rose("index", cwd=project).returncode == 0
+    lesson = sorted((project / ".rose" / "nodes").rglob("n_*.md"))[0].stem
+    return project, lesson
+
+
+@pytest.mark.parametrize("command", [["status"], ["list"], ["tree"], ["tree", "--json"], ["conflicts"], ["show"],
+                                     ["credit"], ["evolution"], ["list", "--json"], ["status", "--json"],
+                                     ["doctor"]])
+def test_an_inspection_command_in_its_own_process_loads_no_dataclasses(stocked: tuple[Path, str],
+                                                                     command: list[str]) -> None:
+    project, lesson = stocked
+    argv = [*command, lesson] if command == ["show"] else command
+    out = subprocess.run([sys.executable, "-c", _LEAN_COMMAND, *argv], cwd=project, capture_output=True, text=True,
+                         env={**os.environ, "ROSE_WARM_HELPER": "0"}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip(), "the command printed nothing"
