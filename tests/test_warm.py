@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import sys
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_rose
-from tests.support.processes import alive, stop_warm_helpers
+from tests.support.processes import alive, helpers_under
 
 HANG_S = 90   # upper bound on waits for a helper to start or stop: only a hang reaches it
 
@@ -30,13 +29,8 @@ def _payload(project: Path, prompt: str, session: str = "w1") -> bytes:
 @pytest.fixture
 def warm_env(monkeypatch: pytest.MonkeyPatch):
     sockets = Path(tempfile.mkdtemp(prefix="rw-", dir="/tmp"))  # short: a Unix socket path holds ~104 bytes
-    monkeypatch.setenv("TMPDIR", str(sockets))
-    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    monkeypatch.setenv("ROSE_WARM_HELPER", "1")
-    monkeypatch.setenv("ROSE_WARM_IDLE_S", "4")
-    yield dict(os.environ)
-    stop_warm_helpers(sockets)
-    shutil.rmtree(sockets, ignore_errors=True)
+    with helpers_under(sockets, monkeypatch, idle_s=4):
+        yield dict(os.environ)
 
 
 def _wait_socket(timeout: float = HANG_S) -> Path:

@@ -5,7 +5,6 @@ a whole one, all mean the command runs in-process as before."""
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_rose
-from tests.support.processes import stop_warm_helpers
+from tests.support.processes import helpers_under
 from tests.support.waits import wait_until
 
 HANG_S = 90
@@ -26,25 +25,21 @@ HANG_S = 90
 def helper(monkeypatch: pytest.MonkeyPatch):
     """A warm helper of this user, started as a hook would start it, serving from a private folder of the test's."""
     sockets = Path(tempfile.mkdtemp(prefix="rwc-", dir="/tmp"))  # short: a Unix socket path holds ~104 bytes
-    monkeypatch.setenv("TMPDIR", str(sockets))
-    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    monkeypatch.setenv("ROSE_WARM_HELPER", "1")
-    monkeypatch.setenv("ROSE_WARM_IDLE_S", "600")
-    from rose.warm import client
+    with helpers_under(sockets, monkeypatch, idle_s=600):
+        from rose.warm import client
 
-    sock = client.socket_path()
-    assert sock is not None
-    proc = subprocess.Popen([sys.executable, "-m", "rose.warm.server", sock], env={**os.environ, "ROSE_CHILD": "1"},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_until(lambda: client.request(sock, {"op": "ping"}, 5.0) is None and os.path.exists(sock),
-                   "the warm helper listening")
-        yield sock
-    finally:
-        proc.terminate()
-        proc.wait(timeout=HANG_S)
-        stop_warm_helpers(sockets)
-        shutil.rmtree(sockets, ignore_errors=True)
+        sock = client.socket_path()
+        assert sock is not None
+        proc = subprocess.Popen([sys.executable, "-m", "rose.warm.server", sock],
+                                env={**os.environ, "ROSE_CHILD": "1"}, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        try:
+            wait_until(lambda: client.request(sock, {"op": "ping"}, 5.0) is None and os.path.exists(sock),
+                       "the warm helper listening")
+            yield sock
+        finally:
+            proc.terminate()
+            proc.wait(timeout=HANG_S)
 
 
 def _served(sock: str, argv: list[str], cwd: Path) -> tuple[int, bytes, bytes] | None:

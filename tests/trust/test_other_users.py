@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ import pytest
 
 from tests.conftest import run_rose
 from tests.support.other_user import SYSTEM_PYTHON, require_other_user, shared_tmp
-from tests.support.processes import stop_warm_helpers
+from tests.support.processes import helpers_under
 
 HANG_S = 90
 
@@ -29,13 +28,8 @@ def other():
 
 @pytest.fixture
 def shared(monkeypatch: pytest.MonkeyPatch):
-    folder = shared_tmp()
-    monkeypatch.setenv("TMPDIR", str(folder))
-    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    monkeypatch.setenv("ROSE_WARM_HELPER", "1")
-    yield folder
-    stop_warm_helpers(folder)
-    shutil.rmtree(folder, ignore_errors=True)
+    with helpers_under(shared_tmp(), monkeypatch) as folder:
+        yield folder
 
 
 def _payload(project: Path, prompt: str) -> str:
