@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import importlib
 
+from rose import lazy
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -48,9 +50,4 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     if name == "calls":   # a submodule (itself lazy): importing it sets the attribute
         return importlib.import_module("rose.judge.calls")
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'rose.judge' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"rose.judge.{where}"), name)
-    globals()[name] = value
-    return value
+    return lazy.export(__name__, _WHERE, name, globals())

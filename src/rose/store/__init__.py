@@ -5,6 +5,7 @@ The names below are loaded on first use (PEP 562), so importing a leaf module of
 """
 from __future__ import annotations
 
+from rose import lazy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -14,18 +15,12 @@ if TYPE_CHECKING:
     from rose.store.store import Store, family_slug
 
 __all__ = ["Layers", "Store", "family_slug", "find_project_root", "global_root"]
-_HOME = {"Layers": "rose.store.layers", "find_project_root": "rose.store.layers", "global_root": "rose.store.paths",
-         "Store": "rose.store.store", "family_slug": "rose.store.store"}
+_HOME = {"Layers": "layers", "find_project_root": "layers", "global_root": "paths", "Store": "store",
+         "family_slug": "store"}
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module 'rose.store' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(_HOME[name]), name)
-    globals()[name] = value
-    return value
+    return lazy.export(__name__, _HOME, name, globals())
 
 
 def __dir__() -> list[str]:

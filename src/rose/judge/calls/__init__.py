@@ -28,8 +28,9 @@ the dataclasses of the other seventeen calls.
 """
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from rose import lazy
 
 _MODULES: dict[str, tuple[str, ...]] = {
     "attribution": (
@@ -81,12 +82,7 @@ def __getattr__(name: str) -> Any:
         table = {call.name: call for call in (__getattr__(n) for n in _ORDER)}
         globals()["CALLS"] = table
         return table
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+    return lazy.export(__name__, _WHERE, name, globals())
 
 
 def __dir__() -> list[str]:
