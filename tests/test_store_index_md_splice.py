@@ -195,3 +195,22 @@ def test_a_sync_killed_before_index_md_leaves_the_debt_too(layers: Layers) -> No
     assert f"\n{hand.id} | ".encode() in fresh.index_md_path.read_bytes()
     assert fresh.index_md_path.read_bytes() == _full(fresh)
     fresh.close()
+
+
+def test_an_index_md_that_is_a_link_to_another_stores_is_replaced_never_read(layers: Layers) -> None:
+    """A repository's .rose/index.md linked to the user's global catalogue (the same header) must not have that
+    catalogue's lines copied into the project's file: the link is replaced by the whole rewrite, the target kept."""
+    glob, project = layers.writable(Scope.GLOBAL), layers.project
+    glob.save(Node(id=glob.new_id(), family="private", title="my private global lesson", body="b", gist="g"))
+    target = glob.index_md_path.read_bytes()
+    assert b"my private global lesson" in target
+    project.save(Node(id=project.new_id(), family="f", title="project lesson one", body="b", gist="g"))
+    project.index_md_path.unlink()
+    project.index_md_path.symlink_to(glob.index_md_path)
+    project.save(Node(id=project.new_id(), family="f", title="project lesson two", body="b", gist="g"))
+    assert not project.index_md_path.is_symlink()
+    written = project.index_md_path.read_bytes()
+    assert b"my private global lesson" not in written
+    assert b"project lesson one" in written and b"project lesson two" in written
+    assert written == _full(project)
+    assert glob.index_md_path.read_bytes() == target

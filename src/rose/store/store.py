@@ -248,10 +248,11 @@ def _clean_stamp() -> bytes:
 _READ_CHUNK = 1 << 16
 
 
-def _read_bytes(path: Path) -> bytes:
+def _read_bytes(path: Path, flags: int = 0) -> bytes:
     """A file's bytes by os.open / os.read: half the CPU of Path.read_bytes (no buffered file object, no
-    io.open machinery; about 5 against 10 us a lesson file), the same bytes and the same OSErrors."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    io.open machinery; about 5 against 10 us a lesson file), the same bytes and the same OSErrors. `flags`: more
+    os.open flags (O_NOFOLLOW)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | flags)
     try:
         first = os.read(fd, _READ_CHUNK)
         if len(first) < _READ_CHUNK:   # most lesson files: one read, then the empty read that says the end
@@ -879,7 +880,10 @@ class Store:
         was owed before this write (Index.owe_index_md), so it may lack an earlier one's lines: written whole."""
         head = f"{INDEX_MD_HEADER}\n\n".encode()
         try:
-            data = self.index_md_path.read_bytes()
+            # never through a link: a repository's index.md pointing at another store's (~/.rose/index.md has
+            # the same header) would have that catalogue's lines copied into this one; the whole rewrite
+            # replaces the link instead
+            data = _read_bytes(self.index_md_path, getattr(os, "O_NOFOLLOW", 0))
             if not data.isascii():   # a pass without a copy, for what most stores hold
                 data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
