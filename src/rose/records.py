@@ -355,16 +355,26 @@ class Node(Retention, Compression, Provenance, Usage, Graph, Content):
     @classmethod
     def from_dict(cls, data: dict[str, Any], body: str) -> Node:
         _required(cls, data)
-        readers, known = _readers(cls)
-        values = {}
+        table = _readers(cls)
+        values: dict[str, Any] = {}
         get = data.get
-        for name, file_key, read, absent in readers:
+        for name, file_key, read, absent in table.before_body:
             raw = get(file_key)
             values[name] = read(raw) if raw is not None or absent is None else absent()
-        read_body = _BODY_READ[cls]
-        if read_body is not None:
-            values["body"] = read_body(body)
-        return cls(**values, extra={k: v for k, v in data.items() if k not in known})
+        if table.body is not None:
+            values["body"] = table.body(body)
+        for name, file_key, read, absent in table.after_body:
+            raw = get(file_key)
+            values[name] = read(raw) if raw is not None or absent is None else absent()
+        known = table.known
+        extra = {k: v for k, v in data.items() if k not in known}
+        if table.unkeyed is None:   # a __post_init__, or a field set otherwise: the class's own __init__
+            return cls(**values, extra=extra)
+        for name, default, factory in table.unkeyed:
+            values[name] = extra if name == "extra" else default if factory is None else factory()
+        node = cls.__new__(cls)
+        node.__dict__ = values   # what __init__ would set, in field order (Node's fields are all in `values`)
+        return node
 
     def redact_text(self, redact: Callable[[str], str], where: Callable[[str], bool] | None = None) -> None:
         """Pass every field that can carry words (its codec says so) through `redact`, in place; `where`, given a
@@ -410,20 +420,44 @@ def _keys(cls: type) -> tuple[tuple[str, Key], ...]:
 
 if TYPE_CHECKING:   # annotations only: typing is not imported to run
     _Reader = tuple[str, str, Callable[[Any], Any], Callable[[], Any] | None]
-_READERS: dict[type, tuple[tuple[_Reader, ...], frozenset[str]]] = {}
-_BODY_READ: dict[type, Callable[[Any], Any] | None] = {}
 
 
-def _readers(cls: type) -> tuple[tuple[_Reader, ...], frozenset[str]]:
-    """from_dict's table, cached per class: (field name, frontmatter key, codec read, codec absent) of every keyed
-    field but the body (read from the text after the frontmatter), and the frontmatter keys known to the class."""
+class _Readers(Record, frozen=True):
+    """from_dict's table, per class: (field name, frontmatter key, codec read, codec absent) of the keyed fields
+    before and after the body (which is read from the text below the frontmatter), in field order; the frontmatter
+    keys the class knows; and the fields with no key, (name, default, default factory or None), that from_dict sets
+    itself: None when the class has a __post_init__ (its __init__ then builds it)."""
+    before_body: tuple[_Reader, ...]
+    body: Callable[[Any], Any] | None
+    after_body: tuple[_Reader, ...]
+    known: frozenset[str]
+    unkeyed: tuple[tuple[str, Any, Callable[[], Any] | None], ...] | None
+
+
+_READERS: dict[type, _Readers] = {}
+
+
+def _readers(cls: type) -> _Readers:
     got = _READERS.get(cls)
     if got is None:
-        keys = _keys(cls)
-        got = _READERS[cls] = (tuple((name, key.name or name, key.codec.read, key.codec.absent)
-                                     for name, key in keys if name != "body"),
-                               frozenset(key.name or name for name, key in keys))
-        _BODY_READ[cls] = next((key.codec.read for name, key in keys if name == "body"), None)
+        keys = dict(_keys(cls))
+        names = [f.name for f in fields(cls)]
+        at = names.index("body") if "body" in keys else len(names)
+        table = [(name, key.name or name, key.codec.read, key.codec.absent) for name, key in keys.items()
+                 if name != "body"]
+        unkeyed = tuple((f.name, f.default, None if f.default_factory is MISSING else f.default_factory)
+                        for f in fields(cls) if f.name not in keys)
+        last_keyed = max(names.index(name) for name in keys)
+        settable = (getattr(cls, "__record_post_init__", None) is None
+                    and all(names.index(name) > last_keyed for name, _d, _f in unkeyed)   # so `values` is in order
+                    and all(name == "extra" or default is not MISSING or factory is not None
+                            for name, default, factory in unkeyed))
+        got = _READERS[cls] = _Readers(
+            before_body=tuple(r for r in table if names.index(r[0]) < at),
+            body=keys["body"].codec.read if "body" in keys else None,
+            after_body=tuple(r for r in table if names.index(r[0]) > at),
+            known=frozenset(key.name or name for name, key in keys.items()),
+            unkeyed=unkeyed if settable else None)
     return got
 
 

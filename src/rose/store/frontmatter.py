@@ -308,9 +308,14 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
 
 
 def parse_node(text: str) -> Node:
+    return parse_node_with(text)[0]
+
+
+def parse_node_with(text: str) -> tuple[Node, dict[str, Any]]:
+    """parse_node, with the frontmatter mapping the node was read from (a rebuild asks which keys the file holds)."""
     data, body = split_frontmatter(text)
     try:
-        return Node.from_dict(data, body)
+        return Node.from_dict(data, body), data
     except (ValueError, TypeError, KeyError) as exc:
         raise ValueError(f"bad field: {exc}") from None
 
