@@ -329,7 +329,7 @@ def parse_node_with(text: str) -> tuple[Node, dict[str, Any]]:
     data, body = split_frontmatter(text)
     try:
         return Node.from_dict(data, body), data
-    except (ValueError, TypeError, KeyError) as exc:
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:   # `trials: x`: 'str' object has no 'get'
         raise ValueError(f"bad field: {exc}") from None
 
 
