@@ -228,7 +228,7 @@ class _Posted(Node):
 def test_a_record_with_a_post_init_is_built_by_it() -> None:
     node = _Posted.from_dict({"id": "n_abc", "family": "f", "title": "t"}, "body")
     assert type(node) is _Posted and node.extra == {"posted": True}
-    assert records._readers(_Posted).unkeyed is None and records._readers(Node).unkeyed is not None
+    assert records._readers(_Posted).template is None and records._readers(Node).template is not None
 
 
 def test_claims_and_trials_are_fresh_each_reading() -> None:

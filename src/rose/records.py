@@ -356,24 +356,33 @@ class Node(Retention, Compression, Provenance, Usage, Graph, Content):
     def from_dict(cls, data: dict[str, Any], body: str) -> Node:
         _required(cls, data)
         table = _readers(cls)
-        values: dict[str, Any] = {}
-        get = data.get
-        for name, file_key, read, absent in table.before_body:
-            raw = get(file_key)
-            values[name] = read(raw) if raw is not None or absent is None else absent()
-        if table.body is not None:
-            values["body"] = table.body(body)
-        for name, file_key, read, absent in table.after_body:
-            raw = get(file_key)
-            values[name] = read(raw) if raw is not None or absent is None else absent()
-        known = table.known
-        extra = {k: v for k, v in data.items() if k not in known}
-        if table.unkeyed is None:   # a __post_init__, or a field set otherwise: the class's own __init__
+        template = table.template
+        if template is None:   # a __post_init__, or a field set otherwise: read in field order, built by __init__
+            values, extra = _read_in_order(table, data, body)
             return cls(**values, extra=extra)
-        for name, default, factory in table.unkeyed:
-            values[name] = extra if name == "extra" else default if factory is None else factory()
+        values = template.copy()   # every field in order, an absent key's value where it is the same each time
+        extra = {}
+        by_key = table.by_key
+        try:
+            for file_key, raw in data.items():   # the keys the file holds (a lesson holds about half of them)
+                readers = by_key.get(file_key)
+                if readers is None:
+                    extra[file_key] = raw
+                    continue
+                for name, read, absent in readers:
+                    values[name] = read(raw) if raw is not None or absent is None else absent()
+            for name, file_key, make in table.fresh:   # absent keys whose value is made anew: a list, the clock
+                if file_key not in data:
+                    values[name] = make()
+            values["body"] = table.body(body)
+        except Exception:   # read again in field order, which raises the first bad field's error, as before
+            _read_in_order(table, data, body)
+            raise
+        for name, factory in table.factories:
+            values[name] = factory()
+        values["extra"] = extra
         node = cls.__new__(cls)
-        node.__dict__ = values   # what __init__ would set, in field order (Node's fields are all in `values`)
+        node.__dict__ = values   # what __init__ would set, in field order (_readers checks that it is all of them)
         return node
 
     def redact_text(self, redact: Callable[[str], str], where: Callable[[str], bool] | None = None) -> None:
@@ -423,42 +432,93 @@ if TYPE_CHECKING:   # annotations only: typing is not imported to run
 
 
 class _Readers(Record, frozen=True):
-    """from_dict's table, per class: (field name, frontmatter key, codec read, codec absent) of the keyed fields
-    before and after the body (which is read from the text below the frontmatter), in field order; the frontmatter
-    keys the class knows; and the fields with no key, (name, default, default factory or None), that from_dict sets
-    itself: None when the class has a __post_init__ (its __init__ then builds it)."""
+    """from_dict's table, per class. In field order: (field name, frontmatter key, codec read, codec absent) of the
+    keyed fields before and after the body (read from the text below the frontmatter, `body`), and the frontmatter
+    keys the class knows. For reading by the keys a file holds: `by_key` (a key's fields: `heldout` holds two),
+    `template` (every field by name in field order, holding its value when its key is absent where that is the same
+    value each time: a string, a number, an enum member, None), `fresh` (the fields whose absent value is made anew:
+    (name, key, maker)) and `factories` (unkeyed fields with a default factory, `extra` aside). `template` is None
+    when the class has a __post_init__ or a field from_dict cannot set: __init__ builds it then."""
     before_body: tuple[_Reader, ...]
     body: Callable[[Any], Any] | None
     after_body: tuple[_Reader, ...]
     known: frozenset[str]
-    unkeyed: tuple[tuple[str, Any, Callable[[], Any] | None], ...] | None
+    template: dict[str, Any] | None
+    by_key: dict[str, tuple[tuple[str, Callable[[Any], Any], Callable[[], Any] | None], ...]]
+    fresh: tuple[tuple[str, str, Callable[[], Any]], ...]
+    factories: tuple[tuple[str, Callable[[], Any]], ...]
 
 
 _READERS: dict[type, _Readers] = {}
+_SAME_EACH_TIME = (str, int, float, bool, type(None))   # values an absent() may share between readings
+
+
+def _read_in_order(table: _Readers, data: dict[str, Any], body: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """from_dict's reading field by field, in field order (the first bad field raises): (values, extra)."""
+    values: dict[str, Any] = {}
+    get = data.get
+    for name, file_key, read, absent in table.before_body:
+        raw = get(file_key)
+        values[name] = read(raw) if raw is not None or absent is None else absent()
+    if table.body is not None:
+        values["body"] = table.body(body)
+    for name, file_key, read, absent in table.after_body:
+        raw = get(file_key)
+        values[name] = read(raw) if raw is not None or absent is None else absent()
+    known = table.known
+    return values, {k: v for k, v in data.items() if k not in known}
+
+
+def _maker(read: Callable[[Any], Any], absent: Callable[[], Any] | None) -> Callable[[], Any]:
+    return absent if absent is not None else lambda: read(None)
 
 
 def _readers(cls: type) -> _Readers:
     got = _READERS.get(cls)
     if got is None:
-        keys = dict(_keys(cls))
-        names = [f.name for f in fields(cls)]
-        at = names.index("body") if "body" in keys else len(names)
-        table = [(name, key.name or name, key.codec.read, key.codec.absent) for name, key in keys.items()
-                 if name != "body"]
-        unkeyed = tuple((f.name, f.default, None if f.default_factory is MISSING else f.default_factory)
-                        for f in fields(cls) if f.name not in keys)
-        last_keyed = max(names.index(name) for name in keys)
-        settable = (getattr(cls, "__record_post_init__", None) is None
-                    and all(names.index(name) > last_keyed for name, _d, _f in unkeyed)   # so `values` is in order
-                    and all(name == "extra" or default is not MISSING or factory is not None
-                            for name, default, factory in unkeyed))
-        got = _READERS[cls] = _Readers(
-            before_body=tuple(r for r in table if names.index(r[0]) < at),
-            body=keys["body"].codec.read if "body" in keys else None,
-            after_body=tuple(r for r in table if names.index(r[0]) > at),
-            known=frozenset(key.name or name for name, key in keys.items()),
-            unkeyed=unkeyed if settable else None)
+        got = _READERS[cls] = _make_readers(cls)
     return got
+
+
+def _make_readers(cls: type) -> _Readers:
+    from enum import Enum
+
+    keys = dict(_keys(cls))
+    specs = fields(cls)
+    names = [f.name for f in specs]
+    at = names.index("body") if "body" in keys else len(names)
+    table = [(name, key.name or name, key.codec.read, key.codec.absent) for name, key in keys.items()
+             if name != "body"]
+    template: dict[str, Any] = {}
+    settable = getattr(cls, "__record_post_init__", None) is None and "extra" in names and "body" in keys
+    by_key: dict[str, list[tuple[str, Callable[[Any], Any], Callable[[], Any] | None]]] = {}
+    fresh, factories = [], []
+    for f in specs:
+        key = keys.get(f.name)
+        if f.name == "body" or f.name == "extra":
+            template[f.name] = None   # set by every reading
+        elif key is not None:
+            file_key, read, absent = key.name or f.name, key.codec.read, key.codec.absent
+            by_key.setdefault(file_key, []).append((f.name, read, absent))
+            first = None if absent is None else absent()
+            if absent is not None and first is absent() and isinstance(first, (*_SAME_EACH_TIME, Enum)):
+                template[f.name] = first
+            else:
+                template[f.name] = None
+                fresh.append((f.name, file_key, _maker(read, absent)))
+        elif f.default_factory is not MISSING:
+            template[f.name] = None
+            factories.append((f.name, f.default_factory))
+        elif f.default is not MISSING:
+            template[f.name] = f.default
+        else:
+            settable = False   # a required field with no key (the body aside): __init__ says so
+    return _Readers(before_body=tuple(r for r in table if names.index(r[0]) < at),
+                    body=keys["body"].codec.read if "body" in keys else None,
+                    after_body=tuple(r for r in table if names.index(r[0]) > at),
+                    known=frozenset(key.name or name for name, key in keys.items()),
+                    template=template if settable else None, by_key={k: tuple(v) for k, v in by_key.items()}, fresh=tuple(fresh),
+                    factories=tuple(factories))
 
 
 def _written_keys(cls: type) -> tuple[tuple[str, Key], ...]:
