@@ -67,3 +67,29 @@ def test_a_remembered_key_line_reads_as_it_did() -> None:
     assert frontmatter._load_layout("x:\n  tags:\n  - b\n") == {"x": {"tags": ["b"]}}
     assert frontmatter._load_layout("tags:\n  a: 1\n") == {"tags": {"a": 1}}
     assert frontmatter._load_layout("  tags:\n- a\n") is None
+
+
+CHARS = "ab ~\n\r\t\x00\x1f\x7f\x85\xa0\u2028\u202a\ud7ff\ue000\ufeff\ufffd\U0001f600"
+
+
+def test_the_regexes_compiled_on_first_use_answer_as_compiled_ones() -> None:
+    import re
+
+    rng = random.Random(1507)
+    for lazy in (frontmatter._AWKWARD, frontmatter._UNWRITABLE):
+        eager = re.compile(lazy.pattern)
+        hits = 0
+        for _ in range(5000):
+            text = "".join(rng.choice(CHARS) for _ in range(rng.randint(0, 8)))
+            found = lazy.search(text)
+            assert (found and found.group()) == (eager.search(text) and eager.search(text).group()), repr(text)
+            hits += found is not None
+        assert 500 < hits < 5000
+
+
+def test_printable_ascii_is_writable() -> None:
+    import re
+
+    unwritable = re.compile(frontmatter._UNWRITABLE.pattern)
+    for code in range(128):
+        assert (chr(code).isascii() and chr(code).isprintable()) == (unwritable.search(chr(code)) is None), code

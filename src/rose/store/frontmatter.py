@@ -58,8 +58,27 @@ _STR, _INT, _FLOAT, _BOOL, _NULL = (f"tag:yaml.org,2002:{t}" for t in ("str", "i
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?: |$)")
 _INT_TEXT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 _FLOAT_TEXT = re.compile(r"[-+]?[0-9]+\.[0-9]+")
+
+
+class _OnFirstUse:
+    """A regex compiled when first searched: a character class over most of Unicode takes 7 ms to compile, and most
+    processes never search with it (the ASCII paths below answer without it)."""
+
+    __slots__ = ("_compiled", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._compiled: re.Pattern[str] | None = None
+
+    def search(self, text: str) -> re.Match[str] | None:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(self.pattern)
+        return compiled.search(text)
+
+
 # what PyYAML's reader refuses or its scanner treats as a line break or a byte order mark
-_AWKWARD = re.compile("[^\x0A\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD\U00010000-\U0010FFFF]")
+_AWKWARD = _OnFirstUse("[^\x0A\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD\U00010000-\U0010FFFF]")
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 
 
@@ -342,7 +361,7 @@ def parse_node_with(text: str) -> tuple[Node, dict[str, Any]]:
 # equal to PyYAML's text.
 _PLAIN_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+")
 # what libyaml's emitter (CSafeDumper) writes as it is: not a line break, and nothing past U+FFFF (it escapes those)
-_UNWRITABLE = re.compile("[^\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD]")
+_UNWRITABLE = _OnFirstUse("[^\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD]")
 
 
 def _emit_scalar(value: Any) -> str | None:
@@ -359,7 +378,7 @@ def _emit_scalar(value: Any) -> str | None:
         return None
     if not value:
         return "''"
-    if _UNWRITABLE.search(value):
+    if not (value.isascii() and value.isprintable()) and _UNWRITABLE.search(value):   # printable ASCII is writable
         return None
     first = value[0]
     quoted = (first in "#,[]{}&*!|>'\"%@`" or (first in "?:-" and (len(value) == 1 or value[1] == " "))
