@@ -32,6 +32,7 @@ OLD_USAGE = """---
 id: {id}
 family: old
 title: an old file's lesson {n}
+created: '2026-01-01T00:00:00Z'
 {usage}
 ---
 An old file, written before usage moved to the log.
@@ -61,7 +62,8 @@ def _varied(layers: Layers) -> Store:
     (old / "n_broken.md").write_text("no frontmatter here\n")
     (old / "n_badid.md").write_text("---\nid: bad id\nfamily: f\ntitle: t\n---\nbody\n")
     (old / "n_badstatus.md").write_text("---\nid: n_badstatus\nfamily: f\ntitle: t\nstatus: draft\n---\nbody\n")
-    (old / "n_flow.md").write_text("---\n{id: n_flow, family: f, title: 'a flow mapping', tags: [a, b]}\n---\nb\n")
+    (old / "n_flow.md").write_text("---\n{id: n_flow, family: f, title: 'a flow mapping', tags: [a, b],\n"
+                                   " created: '2026-01-01T00:00:00Z'}\n---\nb\n")
     (old / "n_trials.md").write_text("---\nid: n_trials\nfamily: f\ntitle: t\ntrials: x\n---\nbody\n")
     (old / "n_claims.md").write_text("---\nid: n_claims\nfamily: f\ntitle: t\ndropped:\n- 3\n---\nbody\n")
     (old / "n_dates.md").write_text("---\nid: n_dates\nfamily: f\ntitle: dated\ncreated: 2026-01-02 03:04:05\n"
@@ -91,7 +93,7 @@ def test_the_index_is_the_one_every_lesson_parsed_the_full_way_gives(layers: Lay
     with monkeypatch.context() as patch:
         _every_lesson_the_full_way(patch)
         full = index()
-    assert gated == full
+    assert gated == full   # (every lesson file here names its `created`: read absent, it is the clock's)
     rows = {row[0]: row for row in full["nodes"]}
     assert len(rows) > 70 and full["cold_fts"]
     assert TOKEN not in repr(full)
@@ -237,3 +239,13 @@ def test_claims_and_trials_are_fresh_each_reading() -> None:
     first, second = Node.from_dict(data, "b"), Node.from_dict(data, "b")
     assert first.dropped == second.dropped == [Claim("c")] and first.dropped is not second.dropped
     assert isinstance(first.trials[0], Trial) and first.tags is not second.tags and first.extra is not second.extra
+
+
+def test_the_clean_digest_is_the_blake2b_of_the_stamp_and_the_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    import hashlib
+
+    for stamp in (store_module._clean_stamp(), b"another redactor"):
+        monkeypatch.setattr(store_module, "_CLEAN_STAMP", [stamp])
+        for data in (b"", b"---\nid: n_a\n---\nbody\n", bytes(range(256)) * 300):
+            want = hashlib.blake2b(stamp + data, digest_size=16).digest()
+            assert store_module._clean_digest(data) == want == store_module._clean_digest(data)

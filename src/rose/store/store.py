@@ -269,11 +269,20 @@ def _read_bytes(path: Path, flags: int = 0) -> bytes:
         os.close(fd)
 
 
-def _clean_digest(data: bytes) -> bytes:
-    """A node file's bytes under this redactor and parser: the key of Index.is_clean / mark_clean."""
-    import hashlib
+_CLEAN_HASH: list[Any] = []   # [stamp, a blake2b that has taken it in]: copied per file, not fed the stamp again
 
-    return hashlib.blake2b(_clean_stamp() + data, digest_size=16).digest()
+
+def _clean_digest(data: bytes) -> bytes:
+    """A node file's bytes under this redactor and parser: the key of Index.is_clean / mark_clean (the blake2b of
+    the stamp, then the bytes)."""
+    stamp = _clean_stamp()
+    if not _CLEAN_HASH or _CLEAN_HASH[0] is not stamp:
+        import hashlib
+
+        _CLEAN_HASH[:] = [stamp, hashlib.blake2b(stamp, digest_size=16)]
+    digest = _CLEAN_HASH[1].copy()
+    digest.update(data)
+    return digest.digest()
 
 
 _USAGE_TEXT: dict[type, tuple[str, ...]] = {}
