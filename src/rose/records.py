@@ -374,7 +374,8 @@ class Node(Retention, Compression, Provenance, Usage, Graph, Content):
             for name, file_key, make in table.fresh:   # absent keys whose value is made anew: a list, the clock
                 if file_key not in data:
                     values[name] = make()
-            values["body"] = table.body(body)
+            if table.body is not None:   # always, with a template (the class's body has a key)
+                values["body"] = table.body(body)
         except Exception:   # read again in field order, which raises the first bad field's error, as before
             _read_in_order(table, data, body)
             raise
