@@ -498,6 +498,8 @@ def _make_readers(cls: type) -> _Readers:
         key = keys.get(f.name)
         if f.name == "body" or f.name == "extra":
             template[f.name] = None   # set by every reading
+            if key is not None:
+                by_key[key.name or f.name] = []   # a `body:` key in the frontmatter is known, and read from nowhere
         elif key is not None:
             file_key, read, absent = key.name or f.name, key.codec.read, key.codec.absent
             by_key.setdefault(file_key, []).append((f.name, read, absent))
@@ -518,8 +520,8 @@ def _make_readers(cls: type) -> _Readers:
                     body=keys["body"].codec.read if "body" in keys else None,
                     after_body=tuple(r for r in table if names.index(r[0]) > at),
                     known=frozenset(key.name or name for name, key in keys.items()),
-                    template=template if settable else None, by_key={k: tuple(v) for k, v in by_key.items()}, fresh=tuple(fresh),
-                    factories=tuple(factories))
+                    template=template if settable else None, by_key={k: tuple(v) for k, v in by_key.items()},
+                    fresh=tuple(fresh), factories=tuple(factories))
 
 
 def _written_keys(cls: type) -> tuple[tuple[str, Key], ...]:

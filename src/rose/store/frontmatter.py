@@ -132,7 +132,7 @@ def _indent(line: str) -> int:
 
 # lines read before, with a value that cannot be changed in place (`status: active`, `level: 0`, `- database`): most
 # of a lesson's lines recur in every lesson, and are read once per process. A full memory is emptied and filled
-# again (_remember): what recurs is soon back, where a memory kept whole would hold the first lessons' one-off lines
+# again: what recurs is soon back, where a memory kept whole would hold the first lessons' one-off lines
 # (ids, titles) and never the lines that recur later (a run of lessons created in the same second)
 _LINES: dict[str, tuple[int, str, Any]] = {}
 _ITEMS: dict[str, tuple[int, Any]] = {}
