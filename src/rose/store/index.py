@@ -1420,20 +1420,23 @@ def _node_row(node: Node, rel_path: str, base: View | None) -> tuple[tuple, bool
     tags = " ".join(node.tags)
     dropped = node.dropped
     cold = is_cold_path(rel_path)
-    status = Status.ARCHIVED.value if cold else node.status.value
-    cold_from = (node.archived_from or Status.ACTIVE).value if cold else ""
+    # an enum member's `_value_` is its value without the `value` property's descriptor (~0.4 us each, 5 a row)
+    status = Status.ARCHIVED._value_ if cold else node.status._value_
+    cold_from = (node.archived_from or Status.ACTIVE)._value_ if cold else ""
     if dropped:
         keys = usage.claim_keys(node)
         claims = _JSON.encode([[k, c.claim] for k, c in zip(keys, dropped)])
         rescuing = [c.claim for c in dropped if c.rescues > 0]
         patches = _JSON.encode(rescuing) if rescuing else "[]"
     else:
-        keys, claims, patches = [], "[]", "[]"
-    row = (node.id, node.family, node.title, node.gist, tags, node.body, node.level, status, node.origin.value,
-           node.memory_type.value, node.scope.value, effective_importance(node.importance, node.learned_importance),
-           _ids_json(node.parents), _ids_json(node.derived_from), len(dropped), estimate(node.body), node.created,
+        keys, claims, patches, rescuing = [], "[]", "[]", []
+    body = node.body
+    row = (node.id, node.family, node.title, node.gist, tags, body, node.level, status, node.origin._value_,
+           node.memory_type._value_, node.scope._value_,
+           effective_importance(node.importance, node.learned_importance),
+           _ids_json(node.parents), _ids_json(node.derived_from), len(dropped), estimate(body), node.created,
            node.stats.last_used, node.use_count, rel_path, node.conflict, patches,
-           text_hash(node.title, tags, node.gist, node.body), sum(1 for c in dropped if c.rescues > 0),
+           text_hash(node.title, tags, node.gist, body), len(rescuing),
            node.heldout_passed, node.heldout_total, len(node.trials), len(node.gaps), int(node.unreconciled),
            "" if base is None or base.empty() else base.to_json(), claims, _manifest(node, keys),
            int(cold), cold_from, node.importance, node.confidence)

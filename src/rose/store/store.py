@@ -269,11 +269,20 @@ def _read_bytes(path: Path, flags: int = 0) -> bytes:
         os.close(fd)
 
 
-def _clean_digest(data: bytes) -> bytes:
-    """A node file's bytes under this redactor and parser: the key of Index.is_clean / mark_clean."""
-    import hashlib
+_CLEAN_HASH: list[Any] = []   # [stamp, a blake2b that has taken it in]: copied per file, not fed the stamp again
 
-    return hashlib.blake2b(_clean_stamp() + data, digest_size=16).digest()
+
+def _clean_digest(data: bytes) -> bytes:
+    """A node file's bytes under this redactor and parser: the key of Index.is_clean / mark_clean (the blake2b of
+    the stamp, then the bytes)."""
+    stamp = _clean_stamp()
+    if not _CLEAN_HASH or _CLEAN_HASH[0] is not stamp:
+        import hashlib
+
+        _CLEAN_HASH[:] = [stamp, hashlib.blake2b(stamp, digest_size=16)]
+    digest = _CLEAN_HASH[1].copy()
+    digest.update(data)
+    return digest.digest()
 
 
 _USAGE_TEXT: dict[type, tuple[str, ...]] = {}
@@ -281,15 +290,56 @@ _USAGE_TEXT: dict[type, tuple[str, ...]] = {}
 
 def _redact_usage_text(node: Node) -> None:
     """The text fields a node gets from the usage log (rose.store.usage), redacted in place."""
-    from rose.redact import redact
-
     names = _USAGE_TEXT.get(type(node))
     if names is None:   # the same fields for every node: found once (a rebuild asks this of every lesson)
         from rose.records import text_fields
         from rose.store.usage import FRONTMATTER_KEYS
 
         names = _USAGE_TEXT[type(node)] = text_fields(type(node), lambda k: k in FRONTMATTER_KEYS)
+    for name in names:
+        if getattr(node, name):
+            break
+    else:
+        return   # every one empty (most lessons' gaps, preserve, spans): no text to redact
+    from rose.redact import redact
+
     node.redact_fields(redact, names)
+
+
+def _holds_usage(node: Node, held: dict[str, Any]) -> bool:
+    """Does a node file hold usage of its own (`held`: its frontmatter mapping)? A usage key (an old file's, written
+    before usage moved to the log), a duplicate count, or a claim's or trial's counter. A file that holds none reads
+    as an empty usage view, and its usage fields at their defaults (tests/test_rebuild_usage_gate.py)."""
+    for key in usage.FRONTMATTER_KEYS:   # noqa: SIM110 - a plain loop: asked of every lesson a rebuild reads
+        if key in held:
+            return True
+    if usage.DUPLICATE_HITS in held:
+        return True
+    for claim in node.dropped:
+        for name in usage.CLAIM_COUNTERS:
+            if getattr(claim, name):
+                return True
+    for trial in node.trials:
+        for name in usage.TRIAL_COUNTERS:
+            if getattr(trial, name):
+                return True
+    return False
+
+
+# a file's usage when it holds none and none is logged (Store._load's `for_index`): never changed, never folded
+NO_USAGE = usage.View()
+
+
+def _as_cold(node: Node) -> None:
+    """A cold record reads `archived`, its file's own status kept as `archived_from`."""
+    if node.status is not Status.ARCHIVED:
+        node.archived_from, node.status = node.status, Status.ARCHIVED
+
+
+def _parse_node_with(text: str) -> tuple[Node, dict[str, Any]]:
+    from rose.store.frontmatter import parse_node_with  # PyYAML loads only when a file is actually parsed
+
+    return parse_node_with(text)
 
 
 def _why(node: Node) -> str:
@@ -401,34 +451,43 @@ class Store:
         """A node file as a node: a cold one reads `archived`, its file's own status kept as `archived_from` (a
         legacy `archived` file outside the archive reads archived too, and moves there when next saved)."""
         node = self.read_node_file(path)
-        if archive.is_cold_path(self._rel(path)) and node.status is not Status.ARCHIVED:
-            node.archived_from, node.status = node.status, Status.ARCHIVED
+        if archive.is_cold_path(self._rel(path)):
+            _as_cold(node)
         return node
 
     # -- nodes: reading --------------------------------------------------------------------------------------
     def read_node_file(self, path: Path, data: bytes | None = None) -> Node:
         """`data`: the file's bytes, when the caller has read them already."""
+        return self._read_node_file(path, data)[0]
+
+    def _read_node_file(self, path: Path, data: bytes | None = None) -> tuple[Node, dict[str, Any]]:
+        """read_node_file, with the frontmatter mapping the node was read from."""
         try:
             text = (path.read_bytes() if data is None else data).decode("utf-8")  # bytes: keep \r\n exactly
         except UnicodeDecodeError:
             raise CorruptFile(path, "not valid UTF-8 text") from None
-        from rose.store.frontmatter import parse_node  # PyYAML loads only when a file is actually parsed
-
         try:
-            return parse_node(text)
+            return _parse_node_with(text)
         except ValueError as exc:
             raise CorruptFile(path, str(exc)) from None
 
     def _load(self, path: Path, *, meaning: bool = False, data: bytes | None = None,
-              rel: str | None = None) -> tuple[Node, _OnDisk]:
+              rel: str | None = None, for_index: bool = False) -> tuple[Node, _OnDisk]:
         """A node file with its usage folded in (the index's fold must be current), and what the file itself says
         (its meaning only when asked: a read-modify-write compares it, a read does not need it). `data`, `rel`: the
-        file's bytes and its path in the store, when the caller has them."""
-        node = self.read_node_file(path, data)
-        disk = _OnDisk(usage.meaning(node) if meaning else {}, node.body, usage.view_of(node))
-        if archive.is_cold_path(self._rel(path) if rel is None else rel) and node.status is not Status.ARCHIVED:
-            node.archived_from, node.status = node.status, Status.ARCHIVED
-        return self._fold(node, disk.base, self.index.usage_state(node.id)), disk
+        file's bytes and its path in the store, when the caller has them. `for_index` (the index's parse, which
+        only asks whether the file's usage is empty): a file that holds no usage of its own (_holds_usage), with
+        none logged, gets NO_USAGE as its usage instead of a view of its fields' defaults."""
+        node, held = self._read_node_file(path, data)
+        state = self.index.usage_state(node.id)
+        if for_index and state is None and not _holds_usage(node, held):
+            base = NO_USAGE
+        else:
+            base = usage.view_of(node)
+        disk = _OnDisk(usage.meaning(node) if meaning else {}, node.body, base)
+        if archive.is_cold_path(self._rel(path) if rel is None else rel):
+            _as_cold(node)
+        return self._fold(node, base, state), disk
 
     @staticmethod
     def _fold(node: Node, base: usage.View, state: dict | None) -> Node:
@@ -447,19 +506,22 @@ class Store:
         Redaction is most of a rebuild's time (about 1 ms a lesson), and most files hold nothing to redact: a file
         whose fields the redactor left unchanged is recorded by a digest of the redactor's stamp and its bytes
         (Index.mark_clean), and the same bytes under the same redactor are not redacted again. The text a node
-        takes from the usage log is redacted every time."""
+        takes from the usage log is redacted every time.
+
+        Most lessons hold no usage of their own and have none logged: the view of their usage (which would read
+        every usage field's default, to say it is empty) is not made (_load's `for_index`)."""
         data = _read_bytes(path)
         rel = self._rel(path)
         digest = _clean_digest(data)
         try:
-            node, disk = self._load(path, data=data, rel=rel)
+            node, disk = self._load(path, data=data, rel=rel, for_index=True)
         except CorruptFile as exc:
             raise ValueError(exc.reason) from None
         if not self.index.is_clean(rel, digest):
             self.index.mark_clean(rel, None if _redact_meaning(node) else digest)
         _redact_usage_text(node)
         base = disk.base
-        return node, None if base.empty() else usage.redacted(base)
+        return node, None if base is NO_USAGE or base.empty() else usage.redacted(base)
 
     def _catch_up_usage(self, *, trusted: bool = False) -> set[str]:
         """Fold what usage.jsonl gained into the index, rows included (one stat when the log has not changed since
