@@ -9,9 +9,11 @@ order and recorded by name.
 """
 from __future__ import annotations
 
+import array
 import contextlib
 import itertools
 import json
+import operator
 import os
 import re
 import sqlite3
@@ -158,6 +160,11 @@ MIGRATIONS: list[tuple[str, str]] = [
             digest BLOB NOT NULL
         ) WITHOUT ROWID;
     """),
+    ("0012_folder_signatures_v2", """
+        -- folder signatures are hashed from fixed-width integers now, under their own key (SIGNATURES): the old
+        -- ones could never match again
+        DELETE FROM meta WHERE key = 'folder_signatures';
+    """),
 ]
 
 
@@ -173,7 +180,7 @@ if TYPE_CHECKING:   # for the type checker only: the prompt hook's process never
 
 
 WATCH: ChangeWatch | None = None   # set by the warm helper; None everywhere else (every sync stats every file)
-SIGNATURES = "folder_signatures"   # meta key: each node folder's _folder_signature when it was last brought in line
+SIGNATURES = "folder_signatures_v2"   # meta key: each node folder's _folder_signature when last brought in line
 INDEX_MD_OWED = "index_md_owed"   # meta key: index.md does not yet list what the last write committed (Index.owe_index_md)
 USAGE_MARK = "usage_log"   # meta key: how much of usage.jsonl is folded (offset, crc of it, and the file's stat)
 
@@ -661,19 +668,19 @@ class Index:
         not marked complete (so a quick sync does not skip them)."""
         report = SyncReport()
         listing = [hit for folder in _folders(nodes_dir) for hit in _scan_folders(folder)]
-        sigs = {prefix: _folder_signature(entries) for prefix, entries in listing}
+        sigs = {prefix: _folder_signature(names, stats) for prefix, names, stats in listing}
         before = self._signatures()
-        changed = [(prefix, entries) for prefix, entries in listing if before.get(prefix) != sigs[prefix]]
-        unchanged = {prefix for prefix, _entries in listing} - {prefix for prefix, _entries in changed}
-        known = self._known(prefix for prefix, _entries in changed)
+        changed = [hit for hit in listing if before.get(hit[0]) != sigs[hit[0]]]
+        unchanged = {hit[0] for hit in listing} - {hit[0] for hit in changed}
+        known = self._known(hit[0] for hit in changed)
         rows = self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
-        if rows != len(known) + sum(len(entries) for prefix, entries in listing if prefix in unchanged):
+        if rows != len(known) + sum(len(names) for prefix, names, _stats in listing if prefix in unchanged):
             # rows outside every folder seen (a folder gone, an index from before signatures): compare everything
             changed, unchanged, known = listing, set(), self._known(None)
-        found = [(prefix + name, st) for prefix, entries in changed for name, st in entries]
+        found = [(prefix + name, st) for prefix, names, stats in changed for name, st in zip(names, stats)]
         report.problems += [(rel, why) for rel, why in self.problems() if rel[:rel.rfind("/") + 1] in unchanged]
         self._reconcile(known, found, parse, report, until)
-        report.files = sum(len(entries) for _prefix, entries in listing)
+        report.files = sum(len(names) for _prefix, names, _stats in listing)
         if report.changed:   # in this commit: killed before the store writes index.md, the next sync does
             self.owe_index_md()
         if not report.pending:
@@ -1480,28 +1487,66 @@ def busy(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
-def _scan_folders(nodes_dir: Path) -> Iterator[tuple[str, list[tuple[str, os.stat_result]]]]:
-    """("nodes/<family>/", [(file name, stat)]) for each folder of node files; plain strings, since this runs on
-    every command."""
+def _scan_folders(nodes_dir: Path) -> Iterator[tuple[str, list[str], list[os.stat_result]]]:
+    """("nodes/<family>/", file names, their stats) for each folder of node files. This runs on every command and
+    stats every lesson file, so it does as little per file as it can: the stats are taken by name relative to the
+    folder's descriptor (one path component for the kernel to resolve, not the whole path) and in C (map), and
+    nothing is built for a file but its name and its stat."""
     if not nodes_dir.is_dir():
         return
     top = nodes_dir.name
     with os.scandir(nodes_dir) as families:
-        for fam in families:
-            if not fam.is_dir(follow_symlinks=False) or fam.name.startswith("."):
-                continue
-            with os.scandir(fam.path) as entries:
-                yield f"{top}/{fam.name}/", [
-                    (entry.name, entry.stat()) for entry in entries
-                    if entry.name.endswith(".md") and not entry.name.startswith(".") and entry.is_file(follow_symlinks=False)]
+        folders = [fam for fam in families if not fam.name.startswith(".") and fam.is_dir(follow_symlinks=False)]
+    for fam in folders:
+        try:
+            names, stats = _stat_lessons(fam.path)
+        except (FileNotFoundError, NotADirectoryError):
+            continue   # gone since it was listed: its rows are dropped as those of any folder not seen
+        yield f"{top}/{fam.name}/", names, stats
 
 
-def _folder_signature(entries: list[tuple[str, os.stat_result]]) -> str:
+def _stat_lessons(folder: str) -> tuple[list[str], list[os.stat_result]]:
+    """The names and stats (not following links) of the lesson files (*.md, not hidden) in one folder."""
+    by_fd = os.scandir in os.supports_fd
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)) if by_fd else -1
+    try:
+        with os.scandir(fd if by_fd else folder) as listed:
+            files = [entry for entry in listed if entry.name.endswith(".md") and not entry.name.startswith(".")
+                     and entry.is_file(follow_symlinks=False)]
+        try:
+            stats = list(map(_LSTAT, files))   # a DirEntry of a descriptor's listing stats with it: keep fd open
+        except FileNotFoundError:   # a file deleted while the folder is read: skip it, as a later listing would
+            files, stats = _still_there(files)
+    finally:
+        if by_fd:
+            os.close(fd)
+    return [entry.name for entry in files], stats
+
+
+def _still_there(files: list[os.DirEntry]) -> tuple[list[os.DirEntry], list[os.stat_result]]:
+    kept, stats = [], []
+    for entry in files:
+        try:
+            stats.append(entry.stat(follow_symlinks=False))
+        except FileNotFoundError:
+            continue
+        kept.append(entry)
+    return kept, stats
+
+
+_LSTAT = operator.methodcaller("stat", follow_symlinks=False)
+_MTIME = operator.attrgetter("st_mtime_ns")
+_SIZE = operator.attrgetter("st_size")
+
+
+def _folder_signature(names: list[str], stats: list[os.stat_result]) -> str:
     """What a folder's files look like, as one hash of every (name, mtime, size): any file added, removed, renamed
     or written (in place or by a rename) changes it, as it changes what the per-file comparison looks at. In the
-    order the folder lists them: a folder listed in another order only costs a comparison, never a missed edit."""
-    data = "".join([f"{name}\x00{st.st_mtime_ns}\x00{st.st_size}\n" for name, st in entries]).encode(
-        "utf-8", "surrogatepass")
+    order the folder lists them: a folder listed in another order only costs a comparison, never a missed edit.
+    Built without a string per file: the count, the names (NUL cannot be in a name), then the mtimes and sizes as
+    fixed-width integers."""
+    data = b"".join([b"%d\0" % len(names), "\0".join(names).encode("utf-8", "surrogatepass"), b"\0",
+                     array.array("q", map(_MTIME, stats)).tobytes(), array.array("q", map(_SIZE, stats)).tobytes()])
     # two independent checksums and the length (a change detector, not a MAC; hashlib costs 4 ms to import)
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
 
