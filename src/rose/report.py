@@ -131,16 +131,12 @@ def status(layers: Layers) -> StatusReport:
     counts: dict[str, Counter] = {c: Counter() for c in columns}
     for store in stores:
         report = store.sync()
-        conn = store.index.conn
         lessons = tokens = 0
-        # aggregates in SQL, one pass over the facts index (grouped in its order: no sort, no lesson row read)
-        for _scope, *keys, n, toks in conn.execute(
-                f"SELECT scope, {', '.join(columns)}, count(*), coalesce(sum(tokens), 0) FROM nodes"  # noqa: S608
-                f" GROUP BY scope, memory_type, family, level, status"):
-            for column, key in zip(columns, keys):
-                counts[column][key] += n
-            lessons += n
-            tokens += toks
+        for group in store.index.facts():   # one pass over the index, shared with the compression and retention sums
+            for column in columns:
+                counts[column][getattr(group, column)] += group.count
+            lessons += group.count
+            tokens += group.tokens
         summaries.append(StoreSummary(store.scope.value, str(store.root), lessons, tokens, report.problems))
     precision, by_family, n_episodes = _precision(stores)
     from rose.credit.report import summary as credit_summary
