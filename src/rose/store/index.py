@@ -1551,7 +1551,8 @@ def _scan_folders(nodes_dir: Path) -> Iterator[tuple[str, list[str], list[os.sta
 
 
 def _stat_lessons(folder: str) -> tuple[list[str], list[os.stat_result]]:
-    """The names and stats (not following links) of the lesson files (*.md, not hidden) in one folder."""
+    """The names and stats of the lesson files (*.md, not hidden, regular files by the listing's file type: no link
+    and no folder) in one folder."""
     by_fd = os.scandir in os.supports_fd
     fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)) if by_fd else -1
     try:
@@ -1559,7 +1560,10 @@ def _stat_lessons(folder: str) -> tuple[list[str], list[os.stat_result]]:
             files = [entry for entry in listed if entry.name.endswith(".md") and not entry.name.startswith(".")
                      and entry.is_file(follow_symlinks=False)]
         try:
-            stats = list(map(_LSTAT, files))   # a DirEntry of a descriptor's listing stats with it: keep fd open
+            # each DirEntry of a descriptor's listing stats by name against it (so fd stays open until here); the
+            # unbound method, called with no arguments from C, is a tenth of the scan cheaper than stat(follow_
+            # symlinks=False), and on an entry the listing says is a regular file it stats that file itself
+            stats = list(map(os.DirEntry.stat, files))
         except FileNotFoundError:   # a file deleted while the folder is read: skip it, as a later listing would
             files, stats = _still_there(files)
     finally:
@@ -1572,14 +1576,13 @@ def _still_there(files: list[os.DirEntry]) -> tuple[list[os.DirEntry], list[os.s
     kept, stats = [], []
     for entry in files:
         try:
-            stats.append(entry.stat(follow_symlinks=False))
+            stats.append(entry.stat())
         except FileNotFoundError:
             continue
         kept.append(entry)
     return kept, stats
 
 
-_LSTAT = operator.methodcaller("stat", follow_symlinks=False)
 _MTIME = operator.attrgetter("st_mtime_ns")
 _SIZE = operator.attrgetter("st_size")
 
