@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 
     from rose.records import Node
 
+# Whether a row lists as cold: in the archive, or a legacy `archived` status outside it. The list's queries say it in
+# these very words, so SQLite reads them from the index made on this expression (nodes_listing).
+COLD_SQL = "(cold OR status = 'archived')"
+
 # Each migration is (name, SQL). Append only: never edit one that has shipped.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_nodes_and_files", """
@@ -160,13 +164,17 @@ MIGRATIONS: list[tuple[str, str]] = [
             digest BLOB NOT NULL
         ) WITHOUT ROWID;
     """),
-    ("0012_signatures_v2_and_problems", """
+    ("0012_signatures_v2_problems_listing", """
         -- folder signatures are hashed from fixed-width integers now, under their own key (SIGNATURES): the old
         -- ones could never match again
         DELETE FROM meta WHERE key = 'folder_signatures';
         -- every command's sync reports the files that failed to parse: read from this index alone (the few rows
         -- that have one), not from a scan of every file's row (~17 ms at 50,000 lessons)
-        CREATE INDEX files_problems ON files(path, problem) WHERE problem IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS files_problems ON files(path, problem) WHERE problem IS NOT NULL;
+        -- `rose list` counts the hot (or cold) rows and finds the importance of the last it shows (count_where,
+        -- importance_at on this very expression): a range of this index, not a scan and a sort of every row
+        -- (~40 ms at 50,000 lessons)
+        CREATE INDEX IF NOT EXISTS nodes_listing ON nodes(""" + f"{COLD_SQL}" + """, importance, memory_type);
     """),
 ]
 
