@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rose.model import Node
 from rose.store import Layers
-from rose.store.index import _FACTS, COLD_SQL
+from rose.store.index import _FACTS, COLD_SQL, LINEAGE_SQL, NO_LINEAGE_SQL
 
 
 def _plan(layers: Layers, sql: str, params: tuple = ()) -> str:
@@ -31,3 +31,11 @@ def test_the_list_count_and_floor_are_ranges_of_the_listing_index(layers: Layers
                   (0, 3))
     assert "SEARCH nodes USING" in count and "nodes_listing" in count
     assert "nodes_listing" in floor and "TEMP B-TREE" not in floor
+
+
+def test_the_tree_reads_lineage_and_lone_rows_from_their_own_indexes(layers: Layers) -> None:
+    lineage = _plan(layers, f"SELECT id FROM nodes WHERE {LINEAGE_SQL}")
+    lone = _plan(layers, f"SELECT id FROM nodes WHERE family = ? AND {NO_LINEAGE_SQL} ORDER BY family, level DESC, id"
+                 " LIMIT ?", ("alpha", 3))
+    assert "nodes_lineage" in lineage
+    assert "nodes_lone" in lone and "TEMP B-TREE" not in lone
