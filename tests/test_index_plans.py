@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rose.model import Node
 from rose.store import Layers
-from rose.store.index import _FACTS, COLD_SQL, LINEAGE_SQL, NO_LINEAGE_SQL
+from rose.store.index import _FACTS, COLD_SQL, DISPUTED_SQL, LINEAGE_SQL, NO_LINEAGE_SQL
 
 
 def _plan(layers: Layers, sql: str, params: tuple = ()) -> str:
@@ -39,3 +39,8 @@ def test_the_tree_reads_lineage_and_lone_rows_from_their_own_indexes(layers: Lay
                  " LIMIT ?", ("alpha", 3))
     assert "nodes_lineage" in lineage
     assert "nodes_lone" in lone and "TEMP B-TREE" not in lone
+
+
+def test_the_open_conflicts_are_read_from_their_own_index(layers: Layers) -> None:
+    plan = _plan(layers, f"SELECT id FROM nodes WHERE {DISPUTED_SQL} ORDER BY family, level DESC, id")
+    assert "nodes_disputed" in plan and "TEMP B-TREE" not in plan

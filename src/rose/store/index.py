@@ -45,6 +45,7 @@ COLD_SQL = "(cold OR status = 'archived')"
 # the tree's queries say it in these words, so SQLite reads the partial indexes made on them (nodes_lineage, _lone).
 LINEAGE_SQL = "parents != '[]' OR derived_from != '[]'"
 NO_LINEAGE_SQL = "parents = '[]' AND derived_from = '[]'"
+DISPUTED_SQL = f"status = '{Status.DISPUTED.value}'"   # the open conflicts (rose.learn.conflicts), index nodes_disputed
 
 # Each migration is (name, SQL). Append only: never edit one that has shipped.
 MIGRATIONS: list[tuple[str, str]] = [
@@ -184,6 +185,8 @@ MIGRATIONS: list[tuple[str, str]] = [
         -- every row, and a sort of each family's, ~50 ms at 50,000 lessons)
         CREATE INDEX IF NOT EXISTS nodes_lineage ON nodes(family) WHERE """ + LINEAGE_SQL + """;
         CREATE INDEX IF NOT EXISTS nodes_lone ON nodes(family, level DESC, id) WHERE """ + NO_LINEAGE_SQL + """;
+        -- `rose conflicts` reads the disputed rows in rows()'s order: the few there are, not a scan of all of them
+        CREATE INDEX IF NOT EXISTS nodes_disputed ON nodes(family, level DESC, id) WHERE """ + DISPUTED_SQL + """;
     """),
 ]
 
