@@ -7,6 +7,9 @@ read it, but the first one may catch its index up). ROSE_WARM_HELPER=0, so no co
 round runs a bare `python -c pass` of the same interpreter and environment, then every command once per checkout,
 the checkouts alternated command by command, so a loaded machine shows in the baseline and falls on both sides
 alike. Whole-process CPU (user + system, rusage of the child); medians over the rounds; ratios to the bare median.
+Each round also runs the stat-only floor: a bare Python that lists every lesson folder and stats each file in it,
+nothing else, what any command that sees an in-place edit at once must at least do (the files are the source of
+truth, and an edit in place changes no folder's mtime).
 """
 from __future__ import annotations
 
@@ -25,6 +28,18 @@ def cpu_of(argv: list[str], cwd: str, env: dict[str, str]) -> float:
     subprocess.run(argv, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+# The floor: the folders of .rose/nodes/ listed, each lesson file stat-ed by name against its folder, in C.
+_FLOOR = """
+import os, sys
+for family in os.scandir(sys.argv[1]):
+    if family.is_dir(follow_symlinks=False):
+        fd = os.open(family.path, os.O_RDONLY | os.O_DIRECTORY)
+        with os.scandir(fd) as entries:
+            list(map(os.DirEntry.stat, [e for e in entries if e.name.endswith(".md")]))
+        os.close(fd)
+"""
 
 
 def a_lesson_id(store: Path) -> str:
@@ -67,8 +82,10 @@ def main() -> int:
             cpu_of([sys.executable, "-m", "rose", *argv], str(store), env)
     cpu: dict[tuple[str, int], list[float]] = {(name, side): [] for name, _ in chosen for side in range(len(srcs))}
     bare: list[float] = []
+    floor: list[float] = []
     for _ in range(args.rounds):
         bare.append(cpu_of([sys.executable, "-c", "pass"], home, base))
+        floor.append(cpu_of([sys.executable, "-c", _FLOOR, str(store / ".rose" / "nodes")], home, base))
         for name, argv in chosen:
             for side, env in enumerate(envs):
                 cpu[name, side].append(cpu_of([sys.executable, "-m", "rose", *argv], str(store), env))
@@ -76,6 +93,9 @@ def main() -> int:
     print(file=sys.stderr)
     bare_s = statistics.median(bare)
     print(f"bare `python -c pass`: {bare_s * 1000:.1f} ms CPU (median of {len(bare)}, same run)")
+    floor_s = statistics.median(floor)
+    print(f"stat-only floor (list and stat every lesson file, nothing else): {floor_s * 1000:.1f} ms CPU, "
+          f"{floor_s / bare_s:.1f}x bare")
     for side, src in enumerate(srcs):
         print(f"{'ab'[side]}: {src}")
     head = "  ".join(f"{'ab'[side]} ms  {'ab'[side]}/bare" for side in range(len(srcs)))
