@@ -134,3 +134,20 @@ def test_a_file_of_the_same_size_and_mtime_under_another_name_changes_the_signat
     fresh.sync()
     assert {r.id: r.path for r in fresh.rows()}["n_sig000"] == "nodes/alpha/n_sig000x.md"
     assert _titles(fresh)["n_sig000"] == "lesson Z"
+
+
+def test_a_file_deleted_between_the_listing_and_its_stat_is_skipped(tmp_path) -> None:
+    """A lesson removed while a folder is read (a checkout, another process's delete) is left out of this scan, as
+    the next listing would leave it out, and the others are still stat-ed."""
+    from rose.store.index import _still_there
+
+    folder = tmp_path / "alpha"
+    folder.mkdir()
+    for name in ("n_a.md", "n_b.md", "n_c.md"):
+        (folder / name).write_text(name, encoding="utf-8")
+    with os.scandir(folder) as listed:
+        entries = sorted(listed, key=lambda e: e.name)
+    os.unlink(folder / "n_b.md")
+    kept, stats = _still_there(entries)
+    assert [e.name for e in kept] == ["n_a.md", "n_c.md"]
+    assert [st.st_size for st in stats] == [6, 6]
