@@ -4,13 +4,13 @@
 
 PROJECT is a project folder holding `.rose/` (a copy of a store made by bench_scale.py --stores; the commands only
 read it, but the first one may catch its index up; give each checkout a copy of its own, PROJECT2 for BRANCH, when
-one of them migrates the index, or the other side reads the first one's new tables too). ROSE_WARM_HELPER=0, so no command is served by a helper. Each
-round runs a bare `python -c pass` of the same interpreter and environment, then every command once per checkout,
-the checkouts alternated command by command, so a loaded machine shows in the baseline and falls on both sides
-alike. Whole-process CPU (user + system, rusage of the child); medians over the rounds; ratios to the bare median.
-Each round also runs the stat-only floor: a bare Python that lists every lesson folder and stats each file in it,
-nothing else, what any command that sees an in-place edit at once must at least do (the files are the source of
-truth, and an edit in place changes no folder's mtime).
+one of them migrates the index, or the other side reads the first one's new tables too). ROSE_WARM_HELPER=0, so no
+command is served by a helper. Each round runs a bare `python -c pass` of the same interpreter and environment, then
+every command once per checkout, the checkouts alternated command by command, so a loaded machine shows in the
+baseline and falls on both sides alike. Whole-process CPU (user + system, rusage of the child); medians over the
+rounds; ratios to the bare median. Each round also runs the stat-only floor: a bare Python that lists every lesson
+folder and stats each file in it, nothing else, what any command that sees an in-place edit at once must at least do
+(the files are the source of truth, and an edit in place changes no folder's mtime).
 """
 from __future__ import annotations
 

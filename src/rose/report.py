@@ -134,8 +134,8 @@ def status(layers: Layers) -> StatusReport:
         lessons = tokens = 0
         for group in store.index.facts():   # one pass over the index, shared with the compression and retention sums
             for column in columns:
-                counts[column][getattr(group, column)] += group.count
-            lessons += group.count
+                counts[column][getattr(group, column)] += group.lessons
+            lessons += group.lessons
             tokens += group.tokens
         summaries.append(StoreSummary(store.scope.value, str(store.root), lessons, tokens, report.problems))
     precision, by_family, n_episodes = _precision(stores)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from rose.model import SERVABLE as model_servable
-from rose.model import SERVABLE_SQL, Status
+from rose.model import Status
 from rose.retention.rules import effective_importance, preview
 from rose.store import usage
 from rose.store.archive import is_cold_path
@@ -507,7 +507,7 @@ class FactGroup(NamedTuple):
     level: int
     status: str
     origin: str
-    count: int
+    lessons: int
     tokens: int
     heldout_passed: int
     heldout_total: int
@@ -1288,9 +1288,10 @@ class Index:
         for g in self.facts():
             sums = out.setdefault((g.scope, g.memory_type), [0, 0, 0, 0])
             cold = 2 if g.status == Status.ARCHIVED.value else 0
-            sums[cold] += g.count
+            sums[cold] += g.lessons
             sums[cold + 1] += g.tokens
-        return [(scope, memory_type, *sums) for (scope, memory_type), sums in sorted(out.items())]
+        return [(scope, memory_type, hot, hot_tokens, cold_n, cold_tokens)
+                for (scope, memory_type), (hot, hot_tokens, cold_n, cold_tokens) in sorted(out.items())]
 
     def facts(self) -> list[FactGroup]:
         """The lessons' counts and sums per (scope, memory_type, family, level, status, origin): one pass over the
@@ -1429,12 +1430,12 @@ class Index:
         out = dict.fromkeys(("compressed", "merged", "heldout_passed", "heldout_total", "evaluated", "demoted",
                              "sticky", "open_trials", "gaps"), 0)
         for g in self.facts():
-            out["compressed"] += g.count if g.origin == "compression" else 0
-            out["merged"] += g.count if g.origin == "merge" else 0
+            out["compressed"] += g.lessons if g.origin == "compression" else 0
+            out["merged"] += g.lessons if g.origin == "merge" else 0
             out["heldout_passed"] += g.heldout_passed
             out["heldout_total"] += g.heldout_total
             out["evaluated"] += g.evaluated
-            out["demoted"] += g.count if g.status == Status.DEMOTED.value else 0
+            out["demoted"] += g.lessons if g.status == Status.DEMOTED.value else 0
             if g.status in SERVABLE:
                 out["sticky"] += g.rescues
                 out["open_trials"] += g.trials
