@@ -1329,13 +1329,24 @@ class Index:
                                                    (q,)).fetchone() is not None
 
     # -- embeddings ------------------------------------------------------------------------------------------
-    def missing_embeddings(self, model: str, limit: int = 10_000) -> list[tuple[str, str, str, str, str]]:
+    def missing_embeddings(self, model: str, limit: int = 10_000,
+                           ids: Collection[str] | None = None) -> list[tuple[str, str, str, str, str]]:
         """(id, title, tags, gist, body) of hot nodes with no vector of their current text in this model's space.
-        Cold records are never embedded: dense recall never sees the archive."""
-        return list(self.conn.execute(
-            "SELECT n.id, n.title, n.tags, n.gist, n.body FROM nodes n LEFT JOIN embeddings e"
-            " ON e.node_id = n.id AND e.model = ? AND e.text_hash = n.text_hash WHERE e.node_id IS NULL"
-            " AND n.cold = 0 LIMIT ?", (model, limit)))
+        Cold records are never embedded: dense recall never sees the archive. `ids`: only among these (a lesson
+        just added: looked up by id, not found by a scan of every row, 145 ms at 50,000 lessons)."""
+        query = ("SELECT n.id, n.title, n.tags, n.gist, n.body FROM nodes n LEFT JOIN embeddings e"
+                 " ON e.node_id = n.id AND e.model = ? AND e.text_hash = n.text_hash WHERE e.node_id IS NULL"
+                 " AND n.cold = 0")
+        if ids is None:
+            return list(self.conn.execute(query + " LIMIT ?", (model, limit)))
+        wanted, rows = list(ids), []
+        for start in range(0, len(wanted), 500):   # under SQLite's oldest limit on bound parameters (999)
+            chunk = wanted[start:start + 500]
+            rows += self.conn.execute(query + f" AND n.id IN ({','.join('?' * len(chunk))}) LIMIT ?",  # noqa: S608
+                                      (model, *chunk, limit - len(rows))).fetchall()
+            if len(rows) >= limit:
+                break
+        return rows
 
     def set_embeddings(self, model: str, vectors: list[tuple[str, bytes, str]]) -> int:
         """Store (id, vector, text hash) rows whose node still has that text; returns how many were stored."""

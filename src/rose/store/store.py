@@ -838,8 +838,9 @@ class Store:
                 self._update_index_md([node.id], whole=behind)
         return node
 
-    def embed_missing(self, embedder: Any, batch: int = 256) -> int:
-        """Give every node without a vector in this embedder's space one (new, hand-edited, or model switched).
+    def embed_missing(self, embedder: Any, batch: int = 256, ids: Collection[str] | None = None) -> int:
+        """Give every node without a vector in this embedder's space one (new, hand-edited, or model switched);
+        `ids`: only these of them (a lesson just added), without scanning every row for the others.
 
         The model runs outside the store lock; a vector is only stored if its node's text is still the text that
         was embedded, so a concurrent edit never ends up with a stale vector.
@@ -849,7 +850,7 @@ class Store:
 
         done = 0
         while True:
-            rows = self.index.missing_embeddings(embedder.name, limit=batch)
+            rows = self.index.missing_embeddings(embedder.name, limit=batch, ids=ids)
             if not rows:
                 return done
             vectors = embed_rows(embedder, rows)   # a long lesson's chunks, one after another
