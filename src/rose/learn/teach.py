@@ -46,7 +46,7 @@ def _embed_later(layers: Layers, settings: Settings, result: Result) -> None:
         return
     embed = client.embed_spec(es)
     dbs = [str(s.index_db_path) for s in layers.stores()]
-    ids = None
+    ids: dict[str, list[str]] | None = None
     if result.action in _ONLY_THE_NEW_ONE and result.node is not None and result.store is not None:
         ids = {db: [] for db in dbs}
         ids[str(result.store.index_db_path)] = [result.node.id]

@@ -1339,7 +1339,8 @@ class Index:
                  " AND n.cold = 0")
         if ids is None:
             return list(self.conn.execute(query + " LIMIT ?", (model, limit)))
-        wanted, rows = list(ids), []
+        wanted = list(ids)
+        rows: list[tuple[str, str, str, str, str]] = []
         for start in range(0, len(wanted), 500):   # under SQLite's oldest limit on bound parameters (999)
             chunk = wanted[start:start + 500]
             rows += self.conn.execute(query + f" AND n.id IN ({','.join('?' * len(chunk))}) LIMIT ?",  # noqa: S608
