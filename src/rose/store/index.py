@@ -175,6 +175,7 @@ if TYPE_CHECKING:   # for the type checker only: the prompt hook's process never
 WATCH: ChangeWatch | None = None   # set by the warm helper; None everywhere else (every sync stats every file)
 SIGNATURES = "folder_signatures"   # meta key: each node folder's _folder_signature when it was last brought in line
 INDEX_MD_OWED = "index_md_owed"   # meta key: index.md does not yet list what the last write committed (Index.owe_index_md)
+INDEX_MD_STAMP = "index_md_stamp"   # meta key: the stamp of the index.md rose last wrote (rose.store.splice.stamp)
 USAGE_MARK = "usage_log"   # meta key: how much of usage.jsonl is folded (offset, crc of it, and the file's stat)
 
 FULL_SCAN_EVERY_S = 120  # on the per-prompt path, a per-file scan at least this often (see Index.sync)
@@ -543,15 +544,22 @@ class Index:
     def index_md_owed(self) -> bool:
         return self.conn.execute("SELECT 1 FROM meta WHERE key = ?", (INDEX_MD_OWED,)).fetchone() is not None
 
-    def index_md_paid(self) -> None:
-        """index.md is written: the mark goes. Another writer holding the database past the wait leaves it (the
-        next sync writes index.md again, which is only work)."""
+    def index_md_paid(self, stamp: str = "") -> None:
+        """index.md is written: the mark goes, and `stamp` (the file's, as written) is kept for the next writer to
+        know the file is still those bytes. Another writer holding the database past the wait leaves both as they
+        were (the next sync writes index.md again, which is only work; the old stamp names no file)."""
         try:
             with self._transaction():
                 self.conn.execute("DELETE FROM meta WHERE key = ?", (INDEX_MD_OWED,))
+                self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (INDEX_MD_STAMP, stamp))
         except sqlite3.OperationalError as exc:
             if not busy(exc):
                 raise
+
+    def index_md_stamp(self) -> str:
+        """The stamp index_md_paid kept ("" if none)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (INDEX_MD_STAMP,)).fetchone()
+        return str(row[0]) if row and row[0] else ""
 
     def hot_rows_of(self, ids: Collection[str]) -> list[tuple[str, str, int, str, str, str, str]]:
         """(id, family, level, title, tags, gist, path) of these lessons, the hot ones only: their index.md lines."""
