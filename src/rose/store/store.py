@@ -279,15 +279,15 @@ def _read_bytes(path: Path, flags: int = 0) -> bytes:
         os.close(fd)
 
 
+_PREAD = hasattr(os, "pread")   # what the splice of a file rose wrote reads with (rose.store.splice.FileView)
+
+
 def _read_fd(fd: int) -> bytes:
-    """An open file's bytes from its start, in one read of the size fstat gives (index.md: one 8.6 MB read at
-    50,000 lessons, not 130 chunks and a join), then reads until the end (it may have grown)."""
-    size = os.fstat(fd).st_size
-    chunks = [os.pread(fd, size + 1, 0)]
-    at = len(chunks[0])
-    while chunk := os.pread(fd, _READ_CHUNK, at):
+    """A just-opened file's bytes, in one read of the size fstat gives (index.md: one 8.6 MB read at 50,000
+    lessons, not 130 chunks and a join), then reads until the end (it may have grown)."""
+    chunks = [os.read(fd, os.fstat(fd).st_size + 1)]
+    while chunk := os.read(fd, _READ_CHUNK):
         chunks.append(chunk)
-        at += len(chunk)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
@@ -941,14 +941,16 @@ class Store:
             return
         try:
             st = os.fstat(fd)
-            if isinstance(ids, dict) and stat.S_ISREG(st.st_mode) and stamp(st) == self.index.index_md_stamp():
+            if (isinstance(ids, dict) and _PREAD and stat.S_ISREG(st.st_mode)
+                    and stamp(st) == self.index.index_md_stamp()):
                 try:
                     pieces = self._index_md_splice(fd, st.st_size, ids)
                     if pieces is not None:
                         self._index_md_written(write_spliced(self.index_md_path, pieces, fd, stamp(st)))
                         return
-                except Changed:
-                    pass   # written meanwhile by another program: read it as it is now, below
+                except Changed:   # written meanwhile by another program
+                    self._write_index_md()
+                    return
             try:
                 data = _read_fd(fd)
                 if not data.isascii():   # a pass without a copy, for what most stores hold
