@@ -17,7 +17,8 @@
       locks/ logs/ queue/ cache/  machine-local
 
 Every write is atomic and redacted; every read-modify-write holds the store lock. index.md is derived like
-index.db: a write splices its lessons' lines in (the full rewrite's text, byte for byte), and the index commit that
+index.db: a write splices its lessons' lines in (the full rewrite's text, byte for byte; a file still as rose last
+wrote it, by the stamp the index keeps, is neither read nor searched: rose.store.splice), and the index commit that
 changes what it lists also records that index.md is owed, cleared once it is written, so a process killed in
 between leaves a debt the next sync (or write) pays by writing index.md whole.
 
