@@ -133,11 +133,18 @@ def test_every_way_of_copying_writes_the_same_file(layers: Layers, monkeypatch, 
     ways = {"copy_file_range": splice._by_copy_file_range, "sendfile": splice._by_sendfile, "read": splice._by_read}
     if not hasattr(os, way) and way != "read":
         pytest.skip(f"no os.{way} here")
-    monkeypatch.setattr(splice, "_WAYS", [ways[way]])
+    used: list[str] = []
+
+    def counted(src: int, dst: int, offset: int, length: int) -> int:
+        used.append(way)
+        return ways[way](src, dst, offset, length)
+
+    monkeypatch.setattr(splice, "_WAYS", [counted, splice._by_read])   # the last resort stays behind it
     reads = _reads(monkeypatch)
     for i in range(5):
         store.save(_node(store, rng, 100 + i))
     assert reads == [] and store.index_md_path.read_bytes() == _full(store)
+    assert used and (counted in splice._WAYS or way != "read")   # it copied (or said "not here" and gave way)
 
 
 def test_a_way_of_copying_that_is_not_supported_gives_way_to_the_next(monkeypatch, tmp_path) -> None:
