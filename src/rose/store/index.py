@@ -205,6 +205,7 @@ if TYPE_CHECKING:   # for the type checker only: the prompt hook's process never
 WATCH: ChangeWatch | None = None   # set by the warm helper; None everywhere else (every sync stats every file)
 SIGNATURES = "folder_signatures_v2"   # meta key: each node folder's _folder_signature when last brought in line
 INDEX_MD_OWED = "index_md_owed"   # meta key: index.md does not yet list what the last write committed (Index.owe_index_md)
+INDEX_MD_STAMP = "index_md_stamp"   # meta key: the stamp of the index.md rose last wrote (rose.store.splice.stamp)
 USAGE_MARK = "usage_log"   # meta key: how much of usage.jsonl is folded (offset, crc of it, and the file's stat)
 
 FULL_SCAN_EVERY_S = 120  # on the per-prompt path, a per-file scan at least this often (see Index.sync)
@@ -598,15 +599,22 @@ class Index:
     def index_md_owed(self) -> bool:
         return self.conn.execute("SELECT 1 FROM meta WHERE key = ?", (INDEX_MD_OWED,)).fetchone() is not None
 
-    def index_md_paid(self) -> None:
-        """index.md is written: the mark goes. Another writer holding the database past the wait leaves it (the
-        next sync writes index.md again, which is only work)."""
+    def index_md_paid(self, stamp: str = "") -> None:
+        """index.md is written: the mark goes, and `stamp` (the file's, as written) is kept for the next writer to
+        know the file is still those bytes. Another writer holding the database past the wait leaves both as they
+        were (the next sync writes index.md again, which is only work; the old stamp names no file)."""
         try:
             with self._transaction():
                 self.conn.execute("DELETE FROM meta WHERE key = ?", (INDEX_MD_OWED,))
+                self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (INDEX_MD_STAMP, stamp))
         except sqlite3.OperationalError as exc:
             if not busy(exc):
                 raise
+
+    def index_md_stamp(self) -> str:
+        """The stamp index_md_paid kept ("" if none)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (INDEX_MD_STAMP,)).fetchone()
+        return str(row[0]) if row and row[0] else ""
 
     def hot_rows_of(self, ids: Collection[str]) -> list[tuple[str, str, int, str, str, str, str]]:
         """(id, family, level, title, tags, gist, path) of these lessons, the hot ones only: their index.md lines."""
@@ -1398,13 +1406,25 @@ class Index:
                                                    (q,)).fetchone() is not None
 
     # -- embeddings ------------------------------------------------------------------------------------------
-    def missing_embeddings(self, model: str, limit: int = 10_000) -> list[tuple[str, str, str, str, str]]:
+    def missing_embeddings(self, model: str, limit: int = 10_000,
+                           ids: Collection[str] | None = None) -> list[tuple[str, str, str, str, str]]:
         """(id, title, tags, gist, body) of hot nodes with no vector of their current text in this model's space.
-        Cold records are never embedded: dense recall never sees the archive."""
-        return list(self.conn.execute(
-            "SELECT n.id, n.title, n.tags, n.gist, n.body FROM nodes n LEFT JOIN embeddings e"
-            " ON e.node_id = n.id AND e.model = ? AND e.text_hash = n.text_hash WHERE e.node_id IS NULL"
-            " AND n.cold = 0 LIMIT ?", (model, limit)))
+        Cold records are never embedded: dense recall never sees the archive. `ids`: only among these (a lesson
+        just added: looked up by id, not found by a scan of every row, 145 ms at 50,000 lessons)."""
+        query = ("SELECT n.id, n.title, n.tags, n.gist, n.body FROM nodes n LEFT JOIN embeddings e"
+                 " ON e.node_id = n.id AND e.model = ? AND e.text_hash = n.text_hash WHERE e.node_id IS NULL"
+                 " AND n.cold = 0")
+        if ids is None:
+            return list(self.conn.execute(query + " LIMIT ?", (model, limit)))
+        wanted = list(ids)
+        rows: list[tuple[str, str, str, str, str]] = []
+        for start in range(0, len(wanted), 500):   # under SQLite's oldest limit on bound parameters (999)
+            chunk = wanted[start:start + 500]
+            rows += self.conn.execute(query + f" AND n.id IN ({','.join('?' * len(chunk))}) LIMIT ?",  # noqa: S608
+                                      (model, *chunk, limit - len(rows))).fetchall()
+            if len(rows) >= limit:
+                break
+        return rows
 
     def set_embeddings(self, model: str, vectors: list[tuple[str, bytes, str]]) -> int:
         """Store (id, vector, text hash) rows whose node still has that text; returns how many were stored."""
