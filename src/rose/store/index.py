@@ -1343,7 +1343,7 @@ class Index:
             if df <= cap:
                 for rowid in held:
                     hits[rowid].phrase = True
-        prompt_words = set(query_words(query))
+        prompt_words = set(all_words)
         for rowid, _id, title, _score in ranked:
             hits[rowid].named = names(title, prompt_words)
         elsewhere = records >= ELSEWHERE_MIN_LESSONS and unknown_share(known) >= ELSEWHERE_SHARE
