@@ -19,9 +19,6 @@ K1 = 1.2               # fts5_aux.c's k1 (b = 0.75 does not enter the ceiling)
 IDF_FLOOR = 1e-6       # fts5_aux.c raises an IDF at or below zero to this
 # a ceiling is compared with scores SQLite computed in its own order of additions: beaten only by a clear margin
 MARGIN = 1e-9
-# split's guess at the k-th best score, as a share of one word's ceiling (a lesson holding it once or twice scores
-# about half of it from it, and more from its other words)
-REACH = 1.0
 AVERAGES_ROWID = 1     # the %_data record where FTS5 keeps its row count, then each column's token total
 
 
@@ -59,17 +56,17 @@ def row_count(averages: bytes) -> int:
 def split(words: Sequence[str], holders: Mapping[str, int], limit: int, rows: int) -> tuple[list[str], list[str]]:
     """(rare, common): the words whose lessons are ranked, and the commonest words, whose lessons holding nothing
     else are left out if their ceilings allow; ([], []) when nothing is worth leaving out. The guess at the
-    `limit`-th best score is REACH of the ceiling of the word at which the rarest words' holders, counted rarest
-    first, fill the list (the lesson in that place likely holds it); `beats` then checks: a guess too high costs a
-    second query, never a different answer. Worth it only when the common words hold more lessons than the rare
-    ones (else the filter costs more than the scores it saves). A word no lesson holds is neither."""
+    `limit`-th best score is the ceiling of the word at which the rarest words' holders, counted rarest first, fill
+    the list (the lesson in that place likely holds it, and a word or two besides): the commonest words are set
+    aside while their ceilings together stay below it. `beats` then checks: a guess too high costs a second query,
+    never a different answer. A word no lesson holds is neither."""
     held = sorted((w for w in words if holders[w] > 0), key=holders.__getitem__)
     filled = 0
     reach = 0.0
     for word in held:
         filled += holders[word]
         if filled >= limit:
-            reach = REACH * ceiling(rows, holders[word])
+            reach = ceiling(rows, holders[word])
             break
     common: list[str] = []
     total = 0.0

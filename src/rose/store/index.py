@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import math
 import os
 import re
 import sqlite3
@@ -1162,22 +1163,25 @@ class Index:
 
     def _best(self, words: list[str], limit: int, generic: int) -> list[tuple[int, float]]:
         """_top of the OR query of `words`, exactly, with BM25 computed only for lessons that can be among the best
-        (rose.store.bm25): the lessons holding only common words are left out when the `limit`-th best of the rest
-        beats those words' ceilings; else, once, the commonest words below the score that best reached; else all
-        are ranked. A word held by `generic` lessons or more is common. Bounded: a query of more than WORDS_CHECKED
-        words (a pasted log) is ranked whole, without counting its words first."""
+        (rose.store.bm25): the lessons holding only the commonest words are left out when the `limit`-th best of
+        the rest beats those words' ceilings; else, once, the commonest words below the score that best reached;
+        else all are ranked. Holders are counted up to `generic` (the selective cap's next count: past it, a lower
+        bound is all a ceiling needs). Bounded: a query of more than WORDS_CHECKED words (a pasted log) is ranked
+        whole, without counting its words first."""
         q = " OR ".join(f'"{w}"' for w in words)
         if len(words) < 2 or len(words) > WORDS_CHECKED:
             return self._top(q, limit)
-        holders = self.doc_freqs(words, up_to=generic)   # a lower bound past `generic`: the ceilings allow for it
         rows = self._fts_rows()
-        rare, common = bm25.split(words, holders, limit, rows) if rows is not None else ([], [])
+        if rows is None:
+            return self._top(q, limit)
+        holders = self.doc_freqs(words, up_to=generic)
+        rare, common = bm25.split(words, holders, limit, rows)
         if not common:
             return self._top(q, limit)
         got = self._top_among(q, rare, limit)
         if len(got) < limit:
             return self._top(q, limit)
-        if bm25.beats(-got[-1][1], sum(bm25.ceiling(rows, holders[w]) for w in common)):
+        if bm25.beats(-got[-1][1], math.fsum(bm25.ceiling(rows, holders[w]) for w in common)):
             return got
         # the limit-th best found is a floor of the true one: the commonest words whose ceilings stay below it
         # can still be left out, and this ranking then reaches that floor again (it ranks more lessons)
