@@ -1171,6 +1171,7 @@ class Index:
         q = " OR ".join(f'"{w}"' for w in words)
         if len(words) < 2 or len(words) > WORDS_CHECKED:
             return self._top(q, limit)
+        stamp = self._fts_stamp()
         rows = self._fts_rows()
         if rows is None:
             return self._top(q, limit)
@@ -1179,7 +1180,7 @@ class Index:
         if not common:
             return self._top(q, limit)
         got = self._top_among(q, rare, limit)
-        if len(got) < limit:
+        if len(got) < limit or self._fts_stamp() != stamp:   # short, or counted before another process's write
             return self._top(q, limit)
         if bm25.beats(-got[-1][1], math.fsum(bm25.ceiling(rows, holders[w]) for w in common)):
             return got
