@@ -13,6 +13,7 @@ import array
 import contextlib
 import itertools
 import json
+import math
 import operator
 import os
 import re
@@ -25,7 +26,7 @@ from pathlib import Path
 from rose.model import SERVABLE as model_servable
 from rose.model import Status
 from rose.retention.rules import effective_importance, preview
-from rose.store import usage
+from rose.store import bm25, usage
 from rose.store.archive import is_cold_path
 from rose.store.usage import View
 from rose.tokens import estimate
@@ -1206,10 +1207,12 @@ class Index:
         first. Cold records are never in it (see cold_search). `every_word`: only lessons holding every content
         word of the query (a lesson whose text is the query's is among them): a few posting lists intersected, not
         every lesson that holds one common word ranked."""
-        q = " AND ".join(f'"{w}"' for w in query_words(query)) if every_word else fts_query(query)
-        if not q:
-            return []
-        top = self._top(q, limit)
+        if every_word:
+            q = " AND ".join(f'"{w}"' for w in query_words(query))
+            top = self._top(q, limit) if q else []
+        else:
+            words = query_words(query)
+            top = self._best(words, limit, selective_cap(self.lesson_count()) + 1) if words else []
         ids = self._fts_columns([r[0] for r in top], "id")
         return [(ids[rowid][0], -score) for rowid, score in top]
 
@@ -1220,6 +1223,52 @@ class Index:
         return self.conn.execute(
             f"SELECT rowid, bm25(nodes_fts, {_WEIGHT_MARKS}) AS score FROM nodes_fts WHERE nodes_fts MATCH ?"
             " ORDER BY score LIMIT ?", (*BM25_WEIGHTS, q, limit)).fetchall()
+
+    def _best(self, words: list[str], limit: int, generic: int) -> list[tuple[int, float]]:
+        """_top of the OR query of `words`, exactly, with BM25 computed only for lessons that can be among the best
+        (rose.store.bm25): the lessons holding only the commonest words are left out when the `limit`-th best of
+        the rest beats those words' ceilings; else, once, the commonest words below the score that best reached;
+        else all are ranked. Holders are counted up to `generic` (the selective cap's next count: past it, a lower
+        bound is all a ceiling needs). Bounded: a query of more than WORDS_CHECKED words (a pasted log) is ranked
+        whole, without counting its words first."""
+        q = " OR ".join(f'"{w}"' for w in words)
+        if len(words) < 2 or len(words) > WORDS_CHECKED:
+            return self._top(q, limit)
+        stamp = self._fts_stamp()
+        rows = self._fts_rows()
+        if rows is None:
+            return self._top(q, limit)
+        holders = self.doc_freqs(words, up_to=generic)
+        rare, common = bm25.split(words, holders, limit, rows)
+        if not common:
+            return self._top(q, limit)
+        got = self._top_among(q, rare, limit)
+        if len(got) < limit or self._fts_stamp() != stamp:   # short, or counted before another process's write
+            return self._top(q, limit)
+        if bm25.beats(-got[-1][1], math.fsum(bm25.ceiling(rows, holders[w]) for w in common)):
+            return got
+        # the limit-th best found is a floor of the true one: the commonest words whose ceilings stay below it
+        # can still be left out, and this ranking then reaches that floor again (it ranks more lessons)
+        out = bm25.left_out(common, holders, rows, -got[-1][1])
+        return self._top_among(q, [w for w in words if w not in out], limit) if out else self._top(q, limit)
+
+    def _top_among(self, q: str, rare: list[str], limit: int) -> list[tuple[int, float]]:
+        """_top of `q` over the lessons holding one of `rare`: the same MATCH (its IDFs are of the whole table, so
+        every score is _top's), its rows filtered before they are scored, in the same order (ties by the order
+        FTS5 yields them, which the filter keeps). `+rowid`: the filter must not become FTS5's rowid lookup, which
+        would run the MATCH again (and count every phrase's lessons again) for each listed row."""
+        return self.conn.execute(
+            f"SELECT rowid, bm25(nodes_fts, {_WEIGHT_MARKS}) AS score FROM nodes_fts WHERE nodes_fts MATCH ?"
+            " AND +rowid IN (SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?) ORDER BY score LIMIT ?",
+            (*BM25_WEIGHTS, q, " OR ".join(f'"{w}"' for w in rare), limit)).fetchall()
+
+    def _fts_rows(self) -> int | None:
+        """FTS5's own row count (what its IDFs are computed from), from its averages record; None if unreadable."""
+        row = self.conn.execute("SELECT block FROM nodes_fts_data WHERE id = ?", (bm25.AVERAGES_ROWID,)).fetchone()
+        try:
+            return bm25.row_count(bytes(row[0])) if row is not None else None
+        except (ValueError, TypeError):
+            return None
 
     def _fts_columns(self, rowids: list[int], columns: str) -> dict[int, tuple[Any, ...]]:
         """rowid -> the named columns of those full-text rows (a rowid lookup each)."""
@@ -1318,20 +1367,20 @@ class Index:
         One FTS query ranks; then one per query word (and per phrase) counts the lessons holding it and marks which
         of the ranked hits do, and one per everyday word the store holds asks whether it is some lesson's tag.
         Bounded by WORDS_CHECKED and PHRASES_CHECKED, whatever the prompt's length."""
-        q = fts_query(query)
-        if not q:
+        all_words = query_words(query)
+        if not all_words:
             return []
-        top = self._top(q, limit)
+        # the share is of every record the store holds, cold ones included: archiving makes the hot store smaller
+        # and sharper, and must not make the words of its topics generic (bench/bench_retention.py measured it)
+        records = self.lesson_count()
+        cap = selective_cap(records)
+        top = self._best(all_words, limit, cap + 1)
         if not top:
             return []
         columns = self._fts_columns([r[0] for r in top], "id, title")
         ranked = [(rowid, *columns[rowid], score) for rowid, score in top]
         hits = {r[0]: LexicalHit(r[1], -r[3]) for r in ranked}
         marks = ",".join(str(int(r)) for r in hits)
-        # the share is of every record the store holds, cold ones included: archiving makes the hot store smaller
-        # and sharper, and must not make the words of its topics generic (bench/bench_retention.py measured it)
-        records = self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
-        cap = selective_cap(records)
 
         def holders(term: str) -> tuple[int, list[int]]:
             row = self.conn.execute(
@@ -1376,7 +1425,7 @@ class Index:
             if df <= cap:
                 for rowid in held:
                     hits[rowid].phrase = True
-        prompt_words = set(query_words(query))
+        prompt_words = set(all_words)
         for rowid, _id, title, _score in ranked:
             hits[rowid].named = names(title, prompt_words)
         elsewhere = records >= ELSEWHERE_MIN_LESSONS and unknown_share(known) >= ELSEWHERE_SHARE
