@@ -4,6 +4,7 @@ A lesson's row may hold several vectors one after another (a long lesson's chunk
 matrix has one row per vector, and a lesson's cosine is its best row's."""
 from __future__ import annotations
 
+import _thread
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,9 @@ class VectorTable:
         self._data_version = -1
         self.ids: list[str] = []
         self.matrix = np.zeros((0, 0), dtype=np.float32)
-        self._rows: list[tuple[str, bytes]] = []
+        self._all_ids: list[str] = []          # every row of the space, as read
+        self._sizes = np.zeros(0, dtype=np.int64)   # ... each one's blob length in bytes
+        self._joined = b""                     # ... and their blobs, one after another in the same order
         self._dim = -1
         self._starts = np.zeros(0, dtype=np.intp)
         self._chunked = False
@@ -66,30 +69,37 @@ class VectorTable:
         version = self.version()
         if version == self._version:
             return
-        self._rows = self._conn.execute("SELECT node_id, vec FROM embeddings WHERE model=?", (self.model,)).fetchall()
-        self.ids = [r[0] for r in self._rows]
+        np = self._np
+        rows = self._conn.execute("SELECT node_id, vec FROM embeddings WHERE model=?", (self.model,)).fetchall()
+        blobs = [r[1] for r in rows]
+        self._all_ids = self.ids = [r[0] for r in rows]
+        self._sizes = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
+        self._joined = b"".join(blobs)   # one copy, no array per row: the matrix is a view of it
         self._dim = -1   # the matrix is laid out when the first query says the dimension
         self._version = version
 
     def _layout(self, dim: int) -> bool:
-        """One matrix row per vector, and where each lesson's rows start; False when no vector fits `dim`."""
+        """One matrix row per vector, and where each lesson's rows start; False when no vector fits `dim`. The
+        matrix is a view of the joined blobs when every blob fits `dim` (always, for what rose writes); a blob that
+        does not (another space's vector under this name, a torn write) is skipped, not misread."""
         if dim == self._dim:
             return bool(self.ids)
         np = self._np
-        ids, blocks, starts, at = [], [], [], 0
-        for node_id, blob in self._rows:
-            vec = np.frombuffer(blob, dtype=np.float32)
-            if vec.size == 0 or vec.size % dim:
-                continue   # another space's vector under this name (never written): skipped, not misread
-            block = vec.reshape(-1, dim)
-            ids.append(node_id)
-            blocks.append(block)
-            starts.append(at)
-            at += block.shape[0]
-        self.ids = ids
-        self.matrix = np.vstack(blocks) if blocks else np.zeros((0, dim), dtype=np.float32)
-        self._starts = np.asarray(starts, dtype=np.intp)
-        self._chunked = at != len(ids)
+        width = 4 * dim
+        fits = (self._sizes > 0) & (self._sizes % width == 0)
+        if fits.all():
+            ids, joined, sizes = self._all_ids, self._joined, self._sizes
+        else:
+            ends = np.cumsum(self._sizes)
+            kept = np.flatnonzero(fits).tolist()
+            ids = [self._all_ids[i] for i in kept]
+            joined = b"".join(self._joined[int(ends[i] - self._sizes[i]):int(ends[i])] for i in kept)
+            sizes = self._sizes[fits]
+        counts = sizes // width
+        self.ids = list(ids)
+        self.matrix = np.frombuffer(joined, dtype=np.float32).reshape(-1, dim)
+        self._starts = (np.cumsum(counts) - counts).astype(np.intp)
+        self._chunked = int(counts.sum()) != len(ids)
         self._dim = dim
         return bool(ids)
 
@@ -100,7 +110,7 @@ class VectorTable:
             self.refresh()
         np = self._np
         q = np.asarray(query, dtype=np.float32)
-        if not self._rows or not self._layout(int(q.shape[0])):
+        if not self._all_ids or not self._layout(int(q.shape[0])):
             return []
         scores = self.matrix @ q
         if self._chunked:
@@ -114,13 +124,36 @@ class VectorTable:
         self._conn.close()
 
 
+# The tables a process without a warm helper ranks against, kept for the process: `rose recall` and `rose trace` rank
+# twice (the second pass), and reading and laying out every vector was most of a pass. A table checks the index
+# for commits at each use (refresh: data_version, then its vector version), and a table whose file was replaced
+# (index.db deleted and rebuilt) is opened again; a process ranks against its stores' few indexes, so the bound
+# only keeps a long-lived caller (the MCP server, a test run) from holding a connection per index it ever saw.
+LOCAL_TABLES = 4
+_local_lock = _thread.allocate_lock()   # a table's refresh and layout are not for two threads at once
+_local: dict[tuple[str, str], tuple[tuple[int, int], VectorTable]] = {}
+
+
+def local_table(db: Path, model: str) -> VectorTable:
+    """This process's table for `db` in `model`'s space (refreshed by rank)."""
+    import os
+
+    st = os.stat(db)   # raises when there is no index: nothing to rank
+    key, ident = (str(db), model), (st.st_dev, st.st_ino)
+    held = _local.pop(key, None)
+    if held is not None and held[0] != ident:
+        held[1].close()
+        held = None
+    table = held[1] if held is not None else VectorTable(db, model)
+    _local[key] = (ident, table)   # most recently used last
+    while len(_local) > LOCAL_TABLES:
+        _old_key, (_ident, old) = next(iter(_local.items()))
+        del _local[_old_key]
+        old.close()
+    return table
+
+
 def rank_in_process(db_paths: Sequence[Path], embedder: Any, query: str, k: int) -> dict[str, list[tuple[str, float]]]:
     [qvec] = embedder.embed([query])
-    out = {}
-    for db in db_paths:
-        table = VectorTable(db, embedder.name)
-        try:
-            out[str(db)] = table.rank(qvec, k)
-        finally:
-            table.close()
-    return out
+    with _local_lock:
+        return {str(db): local_table(db, embedder.name).rank(qvec, k) for db in db_paths}
