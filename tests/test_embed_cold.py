@@ -106,11 +106,71 @@ def test_the_static_embedder_gives_the_whole_matrix_vectors_bit_for_bit() -> Non
     small = [v for at in range(0, len(texts), 7) for v in gathered.embed(texts[at:at + 7])]   # rows converted
     assert gathered._whole is None
     assert small == expected
+    python = StaticEmbedder()          # a query at a time: tokenized in Python until PYTHON_CHARS, then the library
+    one_by_one = [v for text in texts for v in python.embed([text])]
+    assert python._library is not None, "the texts outgrew the Python rules' budget"
+    assert one_by_one == expected
     whole = StaticEmbedder()
     assert len(texts) >= WHOLE_MATRIX_AT
     assert whole.embed(texts) == expected                    # a large batch converts the whole matrix once
     assert whole._whole is not None and np.array_equal(whole._whole, matrix)
     assert whole.embed(texts[:3]) == expected[:3]
+
+
+def _config() -> dict:
+    from rose.embed.static import TOKENIZER, _package_dir, available
+
+    if not available():
+        pytest.skip("wordllama is not installed")
+    return json.loads((_package_dir() / TOKENIZER).read_text(encoding="utf-8"))
+
+
+def test_the_python_tokenizer_gives_the_librarys_ids() -> None:
+    from tokenizers import Tokenizer
+
+    from rose.embed.bpe import Rules
+
+    config = _config()
+    rules = Rules.of(config)
+    assert rules is not None
+    library = Tokenizer.from_str(json.dumps(config))
+    library.no_truncation()
+    rng = random.Random(2)
+    texts = _texts() + ["<s>x</s>", "a<unk>b<s><s>", "</s", "<s", "▁▁ ▁", "\u2581leading", "x" * 3000,
+                        " ".join(rng.choice(["deploy", "the", "cache", "ünïcödé", "🚀"]) for _ in range(800))]
+    assert [rules.encode(t) for t in texts] == [e.ids for e in library.encode_batch(texts, add_special_tokens=False)]
+    with pytest.raises(UnicodeEncodeError):
+        rules.encode("a lone surrogate \udcff")       # the library refuses it too: no text is guessed at
+
+
+def test_a_tokenizer_config_the_python_rules_do_not_follow_goes_to_the_library() -> None:
+    import copy
+
+    from rose.embed.bpe import Rules
+
+    base = _config()
+    changes = [
+        lambda c: c.update(normalizer={"type": "NFKC"}),
+        lambda c: c.update(pre_tokenizer={"type": "Whitespace"}),
+        lambda c: c["model"].update(dropout=0.1),
+        lambda c: c["model"].update(byte_fallback=False),
+        lambda c: c["model"].update(continuing_subword_prefix="##"),
+        lambda c: c["model"].update(end_of_word_suffix="</w>"),
+        lambda c: c["model"].update(ignore_merges=True),
+        lambda c: c["model"].update(type="WordPiece"),
+        lambda c: c["model"]["vocab"].pop("<0x41>"),
+        lambda c: c["model"]["vocab"].update({"a b": 99999}),
+        lambda c: c["model"]["merges"].append("a b c"),
+        lambda c: c["model"]["merges"].append(["a", "b"]),
+        lambda c: c["added_tokens"][0].update(lstrip=True),
+        lambda c: c["added_tokens"][0].update(normalized=True),
+        lambda c: c.pop("added_tokens"),
+    ]
+    for change in changes:
+        config = copy.deepcopy(base)
+        change(config)
+        assert Rules.of(config) is None
+    assert Rules.of(base) is not None
 
 
 def test_the_process_shares_one_static_embedder() -> None:

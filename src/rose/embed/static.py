@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 WEIGHTS = "weights/l2_supercat_256.safetensors"
 TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 WHOLE_MATRIX_AT = 64   # texts in one call from which converting the whole matrix beats converting gathered rows
+PYTHON_TEXTS = 4         # at most this many texts in a call are tokenized in Python (a query, a probe) ...
+PYTHON_CHARS = 40_000    # ... and this many characters in all: past that the library's load has paid for itself
 
 
 def _package_dir() -> Path | None:
@@ -62,17 +64,40 @@ class StaticEmbedder:
     def __init__(self) -> None:
         from rose.embed import load_numpy
         from rose.embed.safetensors_map import map_single_tensor
-        from tokenizers import Tokenizer
 
         np = load_numpy()
         pkg = _package_dir()
         if pkg is None:
             raise RuntimeError("wordllama is not installed")
         self._np = np
+        self._pkg = pkg
         self._weights = map_single_tensor(pkg / WEIGHTS)   # read-only, paged in as rows are gathered
         self._whole: Any = None                           # the float32 matrix, made by the first large batch
-        self._tokenizer = Tokenizer.from_file(str(pkg / TOKENIZER))
-        self._tokenizer.no_truncation()
+        self._library: Any = None                         # the tokenizers library's tokenizer, once loaded
+        self._rules: Any = None                           # rose.embed.bpe's rules, while they serve
+        self._python_chars = 0                            # characters tokenized by them so far
+
+    def token_ids(self, texts: list[str]) -> list[list[int]]:
+        """Each text's token ids. A few short texts (a query) are tokenized in Python (rose.embed.bpe), which loads
+        in half the time the library does; anything larger, and everything once the Python rules have tokenized
+        PYTHON_CHARS in all (a long-lived process: the warm helper), by the library, which is faster per text.
+        Both give the same ids (tested)."""
+        if self._library is None and len(texts) <= PYTHON_TEXTS \
+                and self._python_chars + sum(map(len, texts)) <= PYTHON_CHARS:
+            if self._rules is None:
+                from rose.embed.bpe import Rules
+
+                self._rules = Rules.load(self._pkg / TOKENIZER) or False   # False: the config needs the library
+            if self._rules:
+                self._python_chars += sum(map(len, texts))
+                return [self._rules.encode(t) for t in texts]
+        if self._library is None:
+            from tokenizers import Tokenizer
+
+            self._library = Tokenizer.from_file(str(self._pkg / TOKENIZER))
+            self._library.no_truncation()
+            self._rules = False   # the library serves from now on: the Python tables can go
+        return [enc.ids for enc in self._library.encode_batch(texts, add_special_tokens=False)]
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         np = self._np
@@ -81,8 +106,8 @@ class StaticEmbedder:
             self._whole = self._weights.astype(np.float32)
         rows = len(self._weights)
         out = []
-        for enc in self._tokenizer.encode_batch(texts, add_special_tokens=False):
-            ids = [i for i in enc.ids if i < rows] or [0]
+        for token_ids in self.token_ids(texts):
+            ids = [i for i in token_ids if i < rows] or [0]
             if self._whole is not None:
                 picked = self._whole[ids]
             else:
