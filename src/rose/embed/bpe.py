@@ -60,11 +60,11 @@ class Rules:
         vocab, merges, added = model.get("vocab"), model.get("merges"), config.get("added_tokens")
         if not (isinstance(vocab, dict) and isinstance(merges, list) and isinstance(added, list)):
             return None
-        if not all(isinstance(m, str) for m in merges) or not all(isinstance(t, str) for t in vocab):
-            return None
-        # every merge is "left right" with one space, and no token holds a space: the key is unambiguous
-        if " " in "".join(vocab) or (merges and " ".join(merges).count(" ") != 2 * len(merges) - 1):
-            return None
+        try:   # every merge is "left right" with one space, and no token holds a space: the key is unambiguous
+            if " " in "".join(vocab) or (merges and " ".join(merges).count(" ") != 2 * len(merges) - 1):
+                return None
+        except TypeError:
+            return None   # a merge written as a pair, or not text
         if any(f"<0x{b:02X}>" not in vocab for b in range(256)):
             return None   # every character then has tokens: no unknown-token rule is ever needed
         special = {}

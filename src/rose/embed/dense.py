@@ -5,9 +5,23 @@ matrix has one row per vector, and a lesson's cosine is its best row's."""
 from __future__ import annotations
 
 import _thread
+import gc
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+
+class _Uncollected:
+    """The cyclic collector paused over a bulk read: tens of thousands of fresh row tuples (no cycle among them)
+    each set off collections that walked them all again."""
+
+    def __enter__(self) -> None:
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.was:
+            gc.enable()
 
 
 class VectorTable:
@@ -70,11 +84,12 @@ class VectorTable:
         if self._version != (-1, -1) and self.version() == self._version:
             return   # (a table never loaded reads its rows at once: their version is known from them)
         np = self._np
-        rows = self._conn.execute("SELECT rowid, node_id, text_hash, vec FROM embeddings WHERE model=?",
-                                  (self.model,)).fetchall()
-        blobs = [r[3] for r in rows]
-        self._all_ids = self.ids = [r[1] for r in rows]
-        self._hashes = [r[2] for r in rows]
+        with _Uncollected():
+            rows = self._conn.execute("SELECT rowid, node_id, text_hash, vec FROM embeddings WHERE model=?",
+                                      (self.model,)).fetchall()
+            blobs = [r[3] for r in rows]
+            self._all_ids = self.ids = [r[1] for r in rows]
+            self._hashes = [r[2] for r in rows]
         self._sizes = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
         self._joined = b"".join(blobs)   # one copy, no array per row: the matrix is a view of it
         self._dim = -1   # the matrix is laid out when the first query says the dimension
@@ -86,9 +101,13 @@ class VectorTable:
         told here from the vectors this table reads anyway and one read of the lessons' text hashes; a command
         without a warm helper asks it before every ranking, and calls the real catch-up only on a yes."""
         self.refresh()
-        held = dict(zip(self._all_ids, self._hashes))
-        return any(held.get(node_id) != digest
-                   for node_id, digest in self._conn.execute("SELECT id, text_hash FROM nodes WHERE cold = 0"))
+        with _Uncollected():
+            hot = self._conn.execute("SELECT id, text_hash FROM nodes WHERE cold = 0").fetchall()
+            if not hot:
+                return False
+            held = dict(zip(self._all_ids, self._hashes))
+            ids, hashes = zip(*hot)
+            return list(map(held.get, ids)) != list(hashes)
 
     def _layout(self, dim: int) -> bool:
         """One matrix row per vector, and where each lesson's rows start; False when no vector fits `dim`. The
