@@ -46,7 +46,8 @@ def main() -> int:
     parser.add_argument("--src", required=True, help="one or two src/ folders, comma-separated")
     parser.add_argument("--store", required=True, help="a project folder holding .rose/")
     parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--query", default="redis cache ttl", help="what `rose search` looks for (and the prompt of `rose recall` and `rose trace`)")
+    parser.add_argument("--query", default="redis cache ttl",
+                        help="what `rose search` looks for (and `rose recall` / `rose trace` are asked)")
     parser.add_argument("--only", default="", help="command names to run, comma-separated (default: all)")
     args = parser.parse_args()
     srcs = [str(Path(p).resolve()) for p in args.src.split(",")]
