@@ -23,7 +23,7 @@ WEIGHTS = "weights/l2_supercat_256.safetensors"
 TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 WHOLE_MATRIX_AT = 64   # texts in one call from which converting the whole matrix beats converting gathered rows
 PYTHON_TEXTS = 4         # at most this many texts in a call are tokenized in Python (a query, a probe) ...
-PYTHON_CHARS = 40_000    # ... and this many characters in all: past that the library's load has paid for itself
+PYTHON_CHARS = 16_000    # ... and this many characters in all (a long prompt twice): past that the library (long-lived processes)
 
 
 def _package_dir() -> Path | None:
