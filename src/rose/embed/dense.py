@@ -41,6 +41,7 @@ class VectorTable:
         self._conn.execute("PRAGMA busy_timeout=5000")
         self._version: tuple[int, int] = (-1, -1)
         self._data_version = -1
+        self._complete_at = -1                 # the data_version at which no lesson lacked a vector
         self.ids: list[str] = []
         self.matrix = np.zeros((0, 0), dtype=np.float32)
         self._all_ids: list[str] = []          # every row of the space, as read
@@ -99,15 +100,20 @@ class VectorTable:
         """Has a hot lesson of this index no vector of its current text in this space? The question
         Index.missing_embeddings answers with a join of every lesson to its vector (0.15-0.2 s at 50,000 lessons),
         told here from the vectors this table reads anyway and one read of the lessons' text hashes; a command
-        without a warm helper asks it before every ranking, and calls the real catch-up only on a yes."""
+        without a warm helper asks it before every ranking, and calls the real catch-up only on a yes. A "no" holds
+        until the next commit to the index (recall's second pass asks again at once)."""
+        seen = self.data_version()   # read before the rows: a commit after it is seen by the next question
+        if seen == self._complete_at:
+            return False
         self.refresh()
         with _Uncollected():
             hot = self._conn.execute("SELECT id, text_hash FROM nodes WHERE cold = 0").fetchall()
-            if not hot:
-                return False
             held = dict(zip(self._all_ids, self._hashes))
-            ids, hashes = zip(*hot)
-            return list(map(held.get, ids)) != list(hashes)
+            ids, hashes = zip(*hot) if hot else ((), ())
+            lacking = list(map(held.get, ids)) != list(hashes)
+        if not lacking:
+            self._complete_at = seen
+        return lacking
 
     def _layout(self, dim: int) -> bool:
         """One matrix row per vector, and where each lesson's rows start; False when no vector fits `dim`. The
