@@ -53,7 +53,8 @@ def a_lesson_id(store: Path) -> str:
 def commands(lesson: str, query: str) -> list[tuple[str, list[str]]]:
     return [("status", ["status"]), ("list", ["list"]), ("tree", ["tree"]), ("conflicts", ["conflicts"]),
             ("show", ["show", lesson]), ("credit", ["credit"]), ("doctor", ["doctor"]),
-            ("evolution", ["evolution"]), ("search", ["search", query])]
+            ("evolution", ["evolution"]), ("search", ["search", query]),
+            ("recall", ["recall", "--prompt", query]), ("trace", ["trace", "--prompt", query])]
 
 
 def main() -> int:
@@ -62,7 +63,8 @@ def main() -> int:
     parser.add_argument("--store", required=True,
                         help="a project folder holding .rose/, or one per --src, comma-separated")
     parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--query", default="redis cache ttl", help="what `rose search` looks for")
+    parser.add_argument("--query", default="redis cache ttl",
+                        help="what `rose search` looks for (and `rose recall` / `rose trace` are asked)")
     parser.add_argument("--only", default="", help="command names to run, comma-separated (default: all)")
     args = parser.parse_args()
     srcs = [str(Path(p).resolve()) for p in args.src.split(",")]

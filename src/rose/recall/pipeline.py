@@ -497,13 +497,14 @@ def _dense(stores: list[Store], query: str, settings: Settings, hot: bool, deadl
     if reply is None:
         try:
             from rose.embed import make_embedder
-            from rose.embed.dense import rank_in_process
+            from rose.embed.dense import lacking_in_process, rank_in_process
 
             embedder = make_embedder(es)
             if embedder is None:
                 return [], search.DenseStatus.OFF
             for store in stores:
-                store.embed_missing(embedder)
+                if lacking_in_process(store.index_db_path, embedder.name):
+                    store.embed_missing(embedder)
             reply = {"ranks": rank_in_process([s.index_db_path for s in stores], embedder, query,
                                               search.LEXICAL_DEPTH)}
         except Exception:  # noqa: BLE001 - dense is an improvement, never a requirement
