@@ -178,7 +178,7 @@ def test_a_source_written_meanwhile_replaces_nothing(tmp_path) -> None:
         before = splice.stamp(os.fstat(fd))
         with open(source, "ab") as handle:
             handle.write(b"more\n")
-        with pytest.raises(splice.Changed):
+        with pytest.raises(splice.SourceChanged):
             splice.write_spliced(target, [(0, 8)], fd, before)
     finally:
         os.close(fd)
@@ -201,7 +201,7 @@ def test_the_file_view_reads_as_the_bytes_do(monkeypatch, tmp_path) -> None:
             assert view.rfind(b"\n", lo, hi) == data.rfind(b"\n", lo, hi)
             assert view[lo:hi] == data[lo:hi]
         short = splice.FileView(fd, len(data) + 50)               # says longer than the file is
-        with pytest.raises(splice.Changed):
+        with pytest.raises(splice.SourceChanged):
             short[len(data):len(data) + 50]
     finally:
         os.close(fd)

@@ -26,7 +26,9 @@ one line, fit to show as is; the CLI prints it as ``rose: <message>``.
     │   └── TranscriptUnreadable       no permission, binary, or not a Claude/Codex JSONL transcript
     │       └── TranscriptNotAFile     a directory, FIFO, socket or device: refused before any blocking open
     ├── QuoteFound                     not an error: the full-text quote probe's early exit (caught where raised)
-    └── LayoutUnsure                   not an error: the fast frontmatter reader hands the text to PyYAML (caught there)
+    ├── LayoutUnsure                   not an error: the fast frontmatter reader hands the text to PyYAML (caught there)
+    └── SourceChanged (OSError)        not an error: index.md's trusted splice saw its source written meanwhile (the
+                                       whole file is written instead; caught in rose.store.store)
 
     BaseException, on purpose outside RoseError (so that no ``except Exception`` in a stage can swallow them):
     RoseInterrupt
@@ -226,6 +228,11 @@ class QuoteFound(RoseError):
 
 class LayoutUnsure(RoseError):
     """Not certainly the frontmatter layout rose.store.frontmatter reads itself: PyYAML reads it (caught there)."""
+
+
+class SourceChanged(RoseError, OSError):
+    """The file a splice copies from is not what it was when it was stamped or read: another program wrote it
+    meanwhile (rose.store.splice; the store then writes index.md whole)."""
 
 
 # -- interrupts: BaseException on purpose ----------------------------------------------------------------------------

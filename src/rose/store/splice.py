@@ -14,14 +14,12 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from rose.errors import SourceChanged
 from rose.store.atomic import _temp_beside, fsync_dir
 
 BLOCK = 4096
 Piece = bytes | memoryview | tuple[int, int]   # bytes to write, or (offset, length) of the source file to copy
 
-
-class Changed(OSError):
-    """The source file is not what it was when it was stamped or read (another program wrote it meanwhile)."""
 
 
 def stamp(st: os.stat_result) -> str:
@@ -30,7 +28,7 @@ def stamp(st: os.stat_result) -> str:
 
 class FileView:
     """The slicing, `find` and `rfind` of a newline that a bisection over a file's lines needs, read by pread in
-    blocks (cached), so a file of any size costs a few small reads. Raises Changed if the file got shorter."""
+    blocks (cached), so a file of any size costs a few small reads. Raises SourceChanged if the file got shorter."""
 
     def __init__(self, fd: int, size: int):
         self.fd = fd
@@ -46,7 +44,7 @@ class FileView:
             want = min(BLOCK, self.size - i * BLOCK)
             block = os.pread(self.fd, want, i * BLOCK)
             if len(block) != want:
-                raise Changed(errno.EIO, "the file got shorter while it was read")
+                raise SourceChanged(errno.EIO, "the file got shorter while it was read")
             self._blocks[i] = block
         return block
 
@@ -93,7 +91,7 @@ def write_spliced(path: Path, pieces: Sequence[Piece], source: int | None = None
                   source_stamp: str | None = None) -> os.stat_result:
     """`path` made of `pieces` in order, atomically (a reader sees the old file or the new one): bytes written,
     (offset, length) ranges copied from the open file `source`. With `source_stamp`, the source is checked after
-    the copy and Changed raised (nothing replaced) if another program wrote it meanwhile. Returns the new file's
+    the copy and SourceChanged raised (nothing replaced) if another program wrote it meanwhile. Returns the new file's
     stat after the rename (its ctime is the rename's: what `stamp` of the file in place gives)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _temp_beside(path)
@@ -105,7 +103,7 @@ def write_spliced(path: Path, pieces: Sequence[Piece], source: int | None = None
             else:
                 _write_all(fd, piece)
         if source is not None and source_stamp is not None and stamp(os.fstat(source)) != source_stamp:
-            raise Changed(errno.EAGAIN, f"{path} changed while it was copied")
+            raise SourceChanged(errno.EAGAIN, f"{path} changed while it was copied")
         os.fsync(fd)
         os.replace(tmp, path)
         st = os.fstat(fd)
@@ -162,6 +160,6 @@ def _copy(src: int, dst: int, offset: int, length: int) -> None:
                 _WAYS.remove(way)   # not here: not tried again in this process
             continue
         if n <= 0:
-            raise Changed(errno.EIO, "the file got shorter while it was copied")
+            raise SourceChanged(errno.EIO, "the file got shorter while it was copied")
         offset += n
         length -= n

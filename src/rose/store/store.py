@@ -989,7 +989,8 @@ class Store:
         so a save costs about the same at 50,000 lessons as at 1,000. Otherwise the file is read: anything
         unexpected (another header, CRLF, bytes that are not UTF-8, a line the bisection reads that rose did not
         write) means the whole file is written again instead."""
-        from rose.store.splice import Changed, stamp, write_spliced
+        from rose.errors import SourceChanged
+        from rose.store.splice import stamp, write_spliced
 
         if whole:
             self._write_index_md()
@@ -1011,7 +1012,7 @@ class Store:
                     if pieces is not None:
                         self._index_md_written(write_spliced(self.index_md_path, pieces, fd, stamp(st)))
                         return
-                except Changed:   # written meanwhile by another program
+                except SourceChanged:   # written meanwhile by another program
                     self._write_index_md()
                     return
             try:
