@@ -89,6 +89,7 @@ if TYPE_CHECKING:  # the records load where one is read or written, never on a p
     from typing import Any
 
     from rose.records import Episode, Node
+    from rose.store.index import Upsert
 
 GITIGNORE = """\
 # Written by rose. Lessons (nodes/), usage.jsonl, episodes/, routing/ and config.yaml are worth committing;
@@ -311,6 +312,7 @@ class Store:
         self._attributes_checked = False
         self._batch: FileBatch | None = None   # set while save_many writes a batch
         self._batch_usage: list[dict[str, Any]] = []
+        self._batch_rows: list[Upsert] = []      # the batch's index rows, written at once (Index.upsert_many)
         self._catalog: list[dict[str, Any]] = []   # catalog lines of moves made under the lock, not yet appended
         self._moved_dirs: set[Path] = set()          # folders renamed in or out of under the lock, not yet synced
 
@@ -471,6 +473,7 @@ class Store:
             stamp = None
         if stamp == self._usage_stamp:
             return set()
+        self._flush_batch_rows()   # the fold updates rows: the batch's must be there, as saved one by one
         changed, offset = self.index.catch_up_usage(self.usage_path,
                                                     trusted_offset=self._usage_offset if trusted else None)
         self._usage_stamp, self._usage_offset = stamp, offset
@@ -589,6 +592,7 @@ class Store:
             finally:
                 self._batch = None
                 self._batch_usage = []
+                self._batch_rows = []
                 batch.abort()
             if rewrote:
                 self._update_index_md({node.id for node in nodes}, whole=behind)
@@ -596,6 +600,7 @@ class Store:
     def _commit_batch(self) -> None:
         """The usage log first (as in a single save), then the files, durable and in place."""
         assert self._batch is not None
+        self._flush_batch_rows()
         if self._batch_usage:
             records, self._batch_usage = self._batch_usage, []
             self._append_usage(records, batched=False)
@@ -639,15 +644,20 @@ class Store:
         st = None
         if crossing and old_rel is not None:   # never batched: each move is durable on its own
             source = self.root / old_rel
+            text = render_node(node, meaning) if changed else None
             if cold:   # into the archive: the rename first (recall stops serving it at once), then any new meaning
                 move_file(source, path, sync=False)
-                if changed:
-                    write_text_atomic(path, render_node(node, meaning))
+                if text is not None:
+                    write_text_atomic(path, text)
             else:      # out of it: any new meaning first, in the archive, then the rename
-                if changed:
-                    write_text_atomic(source, render_node(node, meaning))
+                if text is not None:
+                    write_text_atomic(source, text)
                 move_file(source, path, sync=False)
             self._moved_dirs.update((source.parent, path.parent))
+            if text is None:
+                self.index.move_clean(old_rel, rel)   # the same bytes, renamed
+            else:
+                self.index.mark_clean(rel, _clean_digest(text.encode("utf-8", "surrogatepass")))
             self.index.remove_path(old_rel)
             self._catalog.append(archive.archive_line(node, rel, because or _why(node)) if cold
                                  else archive.op_line("restore", node.id, because))
@@ -671,8 +681,18 @@ class Store:
                 self.index.remove_path(old_rel)
         st = st or path.stat()
         kept = usage.View() if rewrite or not isinstance(disk, _OnDisk) else _redacted(disk.base)
-        self.index.upsert(node, rel, st.st_mtime_ns, st.st_size, kept)
+        if self._batch is not None:
+            self._batch_rows.append((node, rel, st.st_mtime_ns, st.st_size, kept))
+        else:
+            self.index.upsert(node, rel, st.st_mtime_ns, st.st_size, kept)
         return rewrite or crossing
+
+    def _flush_batch_rows(self) -> None:
+        """The index rows save_many's batch has staged, written (inside its transaction): before anything reads
+        or refolds rows (the usage catch-up) and before the batch's files land."""
+        if self._batch_rows:
+            rows, self._batch_rows = self._batch_rows, []
+            self.index.upsert_many(rows)
 
     def _flush_catalog(self) -> None:
         """Append the catalog lines of the moves made under this lock (one write for a whole batch), after the
