@@ -907,8 +907,12 @@ class Index:
             if digest is None:
                 self.conn.execute("DELETE FROM clean_files WHERE path = ?", (rel_path,))
             else:
-                self.conn.execute("INSERT OR REPLACE INTO clean_files(path, digest) VALUES (?, ?)",
-                                  (rel_path, digest))
+                self.conn.execute(_MARK_CLEAN, (rel_path, digest))
+
+    def mark_clean_many(self, marks: Sequence[tuple[str, bytes]]) -> None:
+        """mark_clean of many (path, digest) pairs at once (a save_many batch's files)."""
+        with self._transaction():
+            self.conn.executemany(_MARK_CLEAN, marks)
 
     # -- usage (rose.store.usage) ---------------------------------------------------------------------------
     def usage_state(self, node_id: str) -> dict | None:
@@ -1456,6 +1460,7 @@ _INSERT_NODE_AT = (f"INSERT INTO nodes (rowid, {', '.join(_NODE_COLUMNS)}) "
                    f"VALUES ({', '.join('?' * (len(_NODE_COLUMNS) + 1))})")
 _INSERT_FTS = "INSERT INTO nodes_fts(rowid, id, title, gist, tags, body) VALUES (?,?,?,?,?,?)"
 _INSERT_COLD = "INSERT INTO cold_fts(rowid, id, title, tags, preview) VALUES (?,?,?,?,?)"
+_MARK_CLEAN = "INSERT OR REPLACE INTO clean_files(path, digest) VALUES (?, ?)"
 _INSERT_FILE = "INSERT OR REPLACE INTO files(path, mtime_ns, size, node_id, problem) VALUES (?,?,?,?,?)"
 
 
