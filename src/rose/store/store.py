@@ -115,6 +115,7 @@ GITATTRIBUTES = f"""\
 """
 UNION_LINES = (usage.GITATTRIBUTES_LINE, archive.GITATTRIBUTES_LINE)
 
+NODES_DIR = "nodes"   # the hot store's folder under the root: one folder a family
 _FAMILY_CHARS = re.compile(r"[^a-z0-9_-]+")
 _UNSEEN = object()
 
@@ -337,7 +338,7 @@ class Store:
         return f"Store({str(self.root)!r}, {self.scope.value})"
 
     # -- layout ----------------------------------------------------------------------------------------------
-    nodes_dir = property(lambda self: self.root / "nodes")
+    nodes_dir = property(lambda self: self.root / NODES_DIR)
     archive_dir = property(lambda self: self.root / archive.ARCHIVE_DIR)
     catalog_path = property(lambda self: self.root / archive.ARCHIVE_DIR / archive.CATALOG_NAME)
     episodes_dir = property(lambda self: self.root / "episodes")
@@ -389,9 +390,14 @@ class Store:
 
     def node_path(self, node: Node) -> Path:
         """Where a node's file belongs: the cold archive when it is archived, else its family's folder."""
+        return self.root / self.node_rel(node)
+
+    @staticmethod
+    def node_rel(node: Node) -> str:
+        """node_path from the store's root, as text (a bulk save asks it of every lesson: no pathlib)."""
         if node.status is Status.ARCHIVED:
-            return self.root / archive.cold_rel(node.memory_type.value, node.id)
-        return self.nodes_dir / family_slug(node.family) / f"{node.id}.md"
+            return archive.cold_rel(node.memory_type.value, node.id)
+        return f"{NODES_DIR}/{family_slug(node.family)}/{node.id}.md"
 
     @property
     def record_dirs(self) -> list[Path]:
@@ -623,8 +629,8 @@ class Store:
         if not valid_node_id(node.id):
             raise ValueError(f"refusing to write a node whose id breaks the id grammar: {node.id[:80]!r}")
         redact_node(node)
-        path = self.node_path(node)
-        rel = self._rel(path)   # node_path is under the root: the same text
+        rel = self.node_rel(node)
+        path = self.root / rel
         old_rel = self.index.path_of(node.id)
         self._catch_up_usage()
         if disk is _UNSEEN:
