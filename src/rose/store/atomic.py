@@ -10,7 +10,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from rose.errors import LockTimeout
@@ -95,47 +95,24 @@ class FileBatch:
     a file. Each file goes to its temp beside the target at once; `commit` flushes every temp to disk with one
     sync, then renames each over its target and fsyncs each folder once. Killed before the renames, no target
     changed (the temps are stray, and clean_stray_temps removes them); after, each target is whole and durable. A
-    reader sees the old file or the new one, never half of either, exactly as with write_bytes_atomic.
-
-    `write_later` hands a temp file to the batch's writer thread instead: creating a file is mostly the kernel's
-    work (on ext4, finding a free inode), done without the GIL, so it overlaps the caller's work on the next
-    lesson. `stat`, `commit` and `abort` wait for what was handed over; a write that failed is raised by the first
-    of them, and abort removes every temp either way."""
+    reader sees the old file or the new one, never half of either, exactly as with write_bytes_atomic."""
 
     def __init__(self) -> None:
         self._pending: list[tuple[str, Path]] = []
         self._unlinks: list[Path] = []
         self._folders: set[Path] = set()   # made (or found) already: one mkdir per folder a batch, not per file
-        self._stats: dict[Path, os.stat_result] = {}   # of the temps written by write_later
-        self._writer: _Writer | None = None
-
-    def _folder(self, path: Path) -> None:
-        if path.parent not in self._folders:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._folders.add(path.parent)
 
     def write_text(self, path: Path, text: str) -> os.stat_result:
         """The temp file written (not yet durable, not yet in place); its stat is the target's after the rename."""
-        self._folder(path)
-        return self._write(path, text.encode("utf-8", "surrogatepass"))
-
-    def write_later(self, path: Path, data: bytes) -> None:
-        """write_text of these bytes on the writer thread; its stat is `stat(path)`."""
-        self._folder(path)   # here: the caller's folder errors stay the caller's, in order
-        if self._writer is None:
-            self._writer = _Writer(self._write_for_later)
-        self._writer.put(path, data)
-
-    def _write_for_later(self, path: Path, data: bytes) -> None:
-        self._stats[path] = self._write(path, data)
-
-    def _write(self, path: Path, data: bytes) -> os.stat_result:
+        if path.parent not in self._folders:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._folders.add(path.parent)
         fd, tmp = _temp_beside(path)
         try:
             try:
-                view = memoryview(data)
-                while view:   # a raw write may take less than all of it
-                    view = view[os.write(fd, view):]
+                data = memoryview(text.encode("utf-8", "surrogatepass"))
+                while data:   # a raw write may take less than all of it
+                    data = data[os.write(fd, data):]
                 st = os.fstat(fd)
             finally:
                 os.close(fd)
@@ -146,34 +123,15 @@ class FileBatch:
         self._pending.append((tmp, path))
         return st
 
-    def stat(self, path: Path) -> os.stat_result:
-        """The stat of a temp file handed to write_later (its target's after the rename), once it is written."""
-        if self._writer is not None:
-            self._writer.drain()
-        return self._stats[path]
-
     def unlink_after(self, path: Path) -> None:
         """Remove `path` once the batch's files are in place (a moved file's old copy goes only after its new one
         is durable)."""
         self._unlinks.append(path)
 
     def __len__(self) -> int:
-        if self._writer is not None:
-            self._writer.drain()
         return len(self._pending) + len(self._unlinks)
 
-    def _stop_writer(self, *, drain: bool) -> None:
-        writer, self._writer = self._writer, None
-        if writer is not None:
-            try:
-                if drain:
-                    writer.drain()
-            finally:
-                writer.stop()
-
     def commit(self) -> None:
-        self._stop_writer(drain=True)
-        self._stats = {}
         if not self._pending and not self._unlinks:
             return
         if self._pending:
@@ -192,57 +150,12 @@ class FileBatch:
             _fsync_dir(folder)
 
     def abort(self) -> None:
-        """Nothing of an uncommitted batch reaches a target: its temps are removed (the writer's too, once it has
-        finished what it was handed: it never leaves one behind)."""
-        self._stop_writer(drain=False)
+        """Nothing of an uncommitted batch reaches a target: its temps are removed."""
         for tmp, _path in self._pending:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         self._pending = []
         self._unlinks = []
-        self._stats = {}
-
-
-class _Writer:
-    """One thread doing a FileBatch's writes in the order they were handed over. The first failure is kept and
-    raised by drain (the writes after it are skipped: the batch is going to be aborted)."""
-
-    def __init__(self, write: Callable[[Path, bytes], None]) -> None:
-        import queue
-
-        self._write = write
-        self._tasks: queue.Queue[tuple[Path, bytes] | None] = queue.Queue()
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="rose-file-batch", daemon=True)
-        self._thread.start()
-
-    def put(self, path: Path, data: bytes) -> None:
-        self._tasks.put((path, data))
-
-    def _run(self) -> None:
-        while True:
-            task = self._tasks.get()
-            try:
-                if task is None:
-                    return
-                if self._error is None:
-                    try:
-                        self._write(*task)
-                    except BaseException as exc:   # noqa: BLE001 - handed to the batch's caller by drain
-                        self._error = exc
-            finally:
-                self._tasks.task_done()
-
-    def drain(self) -> None:
-        """Wait until every write handed over is done; raise the first that failed."""
-        self._tasks.join()
-        if self._error is not None:
-            raise self._error
-
-    def stop(self) -> None:
-        """The thread ends once it has done what it was handed (nothing is left half-written)."""
-        self._tasks.put(None)
-        self._thread.join()
 
 
 def _sync_file_system(any_file: str) -> None:

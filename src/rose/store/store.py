@@ -82,13 +82,14 @@ from rose.store import archive, events, usage
 from rose.store.atomic import (LOCK_TIMEOUT_S, FileBatch, file_lock, move_file, write_bytes_atomic,
                                write_text_atomic)
 from rose.store.index import Index, IndexRow, SyncReport
-from rose.typedrecord import NamedTuple, Record
+from rose.typedrecord import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the records load where one is read or written, never on a prompt that only queries the index
     from typing import Any
 
     from rose.records import Episode, Node
+    from rose.store.index import Upsert
 
 GITIGNORE = """\
 # Written by rose. Lessons (nodes/), usage.jsonl, episodes/, routing/ and config.yaml are worth committing;
@@ -118,16 +119,6 @@ UNION_LINES = (usage.GITATTRIBUTES_LINE, archive.GITATTRIBUTES_LINE)
 NODES_DIR = "nodes"   # the hot store's folder under the root: one folder a family
 _FAMILY_CHARS = re.compile(r"[^a-z0-9_-]+")
 _UNSEEN = object()
-
-
-class _Staged(NamedTuple):
-    """A save_many row waiting for Index.upsert_many: `st` None while its file is with the batch's writer."""
-
-    node: Node
-    rel: str
-    path: Path
-    st: os.stat_result | None
-    kept: usage.View
 
 
 class _OnDisk(Record):
@@ -322,7 +313,7 @@ class Store:
         self._attributes_checked = False
         self._batch: FileBatch | None = None   # set while save_many writes a batch
         self._batch_usage: list[dict[str, Any]] = []
-        self._batch_rows: list[_Staged] = []     # the batch's index rows, written at once (Index.upsert_many)
+        self._batch_rows: list[Upsert] = []      # the batch's index rows, written at once (Index.upsert_many)
         self._batch_clean: list[tuple[str, bytes]] = []   # and its files' clean digests (Index.mark_clean_many)
         self._catalog: list[dict[str, Any]] = []   # catalog lines of moves made under the lock, not yet appended
         self._moved_dirs: set[Path] = set()          # folders renamed in or out of under the lock, not yet synced
@@ -659,7 +650,6 @@ class Store:
         from rose.store.frontmatter import render_node
 
         st = None
-        later = False
         if crossing and old_rel is not None:   # never batched: each move is durable on its own
             source = self.root / old_rel
             text = render_node(node, meaning) if changed else None
@@ -683,11 +673,9 @@ class Store:
             if rewrite:
                 text = render_node(node, meaning)
                 # written from redacted fields (redaction is idempotent): these bytes are clean under this redactor
-                data = text.encode("utf-8", "surrogatepass")
-                digest = _clean_digest(data)
+                digest = _clean_digest(text.encode("utf-8", "surrogatepass"))
                 if self._batch is not None:
-                    self._batch.write_later(path, data)   # its stat is asked when the row is written
-                    later = True
+                    st = self._batch.write_text(path, text)
                     self._batch_clean.append((rel, digest))
                 else:
                     write_text_atomic(path, text)
@@ -701,11 +689,11 @@ class Store:
                     except FileNotFoundError:
                         pass
                 self.index.remove_path(old_rel)
+        st = st or path.stat()
         kept = usage.View() if rewrite or not isinstance(disk, _OnDisk) else _redacted(disk.base)
         if self._batch is not None:
-            self._batch_rows.append(_Staged(node, rel, path, None if later else path.stat(), kept))
+            self._batch_rows.append((node, rel, st.st_mtime_ns, st.st_size, kept))
         else:
-            st = path.stat()
             self.index.upsert(node, rel, st.st_mtime_ns, st.st_size, kept)
         return rewrite or crossing
 
@@ -716,15 +704,7 @@ class Store:
             marks, self._batch_clean = self._batch_clean, []
             self.index.mark_clean_many(marks)
         if self._batch_rows:
-            staged, self._batch_rows = self._batch_rows, []
-            batch = self._batch
-            rows = []
-            for row in staged:
-                st = row.st
-                if st is None:
-                    assert batch is not None
-                    st = batch.stat(row.path)   # the writer thread's temp file: the target's stat after the rename
-                rows.append((row.node, row.rel, st.st_mtime_ns, st.st_size, row.kept))
+            rows, self._batch_rows = self._batch_rows, []
             self.index.upsert_many(rows)
 
     def _flush_catalog(self) -> None:
