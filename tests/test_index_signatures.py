@@ -102,3 +102,52 @@ def test_a_problem_in_an_unchanged_folder_is_still_reported(layers: Layers) -> N
     (store.root / "nodes" / "beta" / "broken.md").write_text("no frontmatter here\n", encoding="utf-8")
     assert [rel for rel, _why in _fresh(store).sync().problems] == ["nodes/beta/broken.md"]
     assert [rel for rel, _why in _fresh(store).sync().problems] == ["nodes/beta/broken.md"]   # skipped, still said
+
+
+def test_an_edit_in_place_of_the_same_size_one_nanosecond_later_is_seen(layers: Layers) -> None:
+    """The least a hand edit can change: the same number of bytes, the mtime moved by 1 ns, no folder touched."""
+    store = _store(layers)
+    path = store.root / "nodes" / "beta" / "n_sig005.md"
+    before = os.stat(path)
+    text = path.read_text(encoding="utf-8")
+    assert "title: lesson 5" in text
+    with open(path, "r+", encoding="utf-8") as handle:
+        handle.write(text.replace("title: lesson 5", "title: lesson 9"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1))
+    after = os.stat(path)
+    assert after.st_size == before.st_size and after.st_mtime_ns == before.st_mtime_ns + 1
+    fresh = _fresh(store)
+    assert fresh.sync().updated == 1 and _titles(fresh)["n_sig005"] == "lesson 9"
+
+
+def test_a_file_of_the_same_size_and_mtime_under_another_name_changes_the_signature(layers: Layers) -> None:
+    """A rename within a folder (git checkout of another branch can do it) keeps every mtime and size."""
+    store = _store(layers)
+    alpha = store.root / "nodes" / "alpha"
+    os.rename(alpha / "n_sig000.md", alpha / "n_sig000x.md")
+    text = (alpha / "n_sig000x.md").read_text(encoding="utf-8").replace("title: lesson 0", "title: lesson Z")
+    st = os.stat(alpha / "n_sig000x.md")
+    (alpha / "n_sig000x.md").write_text(text, encoding="utf-8")
+    os.utime(alpha / "n_sig000x.md", ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(alpha / "n_sig000x.md").st_size == st.st_size
+    fresh = _fresh(store)
+    fresh.sync()
+    assert {r.id: r.path for r in fresh.rows()}["n_sig000"] == "nodes/alpha/n_sig000x.md"
+    assert _titles(fresh)["n_sig000"] == "lesson Z"
+
+
+def test_a_file_deleted_between_the_listing_and_its_stat_is_skipped(tmp_path) -> None:
+    """A lesson removed while a folder is read (a checkout, another process's delete) is left out of this scan, as
+    the next listing would leave it out, and the others are still stat-ed."""
+    from rose.store.index import _still_there
+
+    folder = tmp_path / "alpha"
+    folder.mkdir()
+    for name in ("n_a.md", "n_b.md", "n_c.md"):
+        (folder / name).write_text(name, encoding="utf-8")
+    with os.scandir(folder) as listed:
+        entries = sorted(listed, key=lambda e: e.name)
+    os.unlink(folder / "n_b.md")
+    kept, stats = _still_there(entries)
+    assert [e.name for e in kept] == ["n_a.md", "n_c.md"]
+    assert [st.st_size for st in stats] == [6, 6]

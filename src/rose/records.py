@@ -355,16 +355,36 @@ class Node(Retention, Compression, Provenance, Usage, Graph, Content):
     @classmethod
     def from_dict(cls, data: dict[str, Any], body: str) -> Node:
         _required(cls, data)
-        readers, known = _readers(cls)
-        values = {}
-        get = data.get
-        for name, file_key, read, absent in readers:
-            raw = get(file_key)
-            values[name] = read(raw) if raw is not None or absent is None else absent()
-        read_body = _BODY_READ[cls]
-        if read_body is not None:
-            values["body"] = read_body(body)
-        return cls(**values, extra={k: v for k, v in data.items() if k not in known})
+        table = _readers(cls)
+        template = table.template
+        if template is None:   # a __post_init__, or a field set otherwise: read in field order, built by __init__
+            values, extra = _read_in_order(table, data, body)
+            return cls(**values, extra=extra)
+        values = template.copy()   # every field in order, an absent key's value where it is the same each time
+        extra = {}
+        by_key = table.by_key
+        try:
+            for file_key, raw in data.items():   # the keys the file holds (a lesson holds about half of them)
+                readers = by_key.get(file_key)
+                if readers is None:
+                    extra[file_key] = raw
+                    continue
+                for name, read, absent in readers:
+                    values[name] = read(raw) if raw is not None or absent is None else absent()
+            for name, file_key, make in table.fresh:   # absent keys whose value is made anew: a list, the clock
+                if file_key not in data:
+                    values[name] = make()
+            if table.body is not None:   # always, with a template (the class's body has a key)
+                values["body"] = table.body(body)
+        except Exception:   # read again in field order, which raises the first bad field's error, as before
+            _read_in_order(table, data, body)
+            raise
+        for name, factory in table.factories:
+            values[name] = factory()
+        values["extra"] = extra
+        node = cls.__new__(cls)
+        node.__dict__ = values   # what __init__ would set, in field order (_readers checks that it is all of them)
+        return node
 
     def redact_text(self, redact: Callable[[str], str], where: Callable[[str], bool] | None = None) -> None:
         """Pass every field that can carry words (its codec says so) through `redact`, in place; `where`, given a
@@ -410,21 +430,98 @@ def _keys(cls: type) -> tuple[tuple[str, Key], ...]:
 
 if TYPE_CHECKING:   # annotations only: typing is not imported to run
     _Reader = tuple[str, str, Callable[[Any], Any], Callable[[], Any] | None]
-_READERS: dict[type, tuple[tuple[_Reader, ...], frozenset[str]]] = {}
-_BODY_READ: dict[type, Callable[[Any], Any] | None] = {}
 
 
-def _readers(cls: type) -> tuple[tuple[_Reader, ...], frozenset[str]]:
-    """from_dict's table, cached per class: (field name, frontmatter key, codec read, codec absent) of every keyed
-    field but the body (read from the text after the frontmatter), and the frontmatter keys known to the class."""
+class _Readers(Record, frozen=True):
+    """from_dict's table, per class. In field order: (field name, frontmatter key, codec read, codec absent) of the
+    keyed fields before and after the body (read from the text below the frontmatter, `body`), and the frontmatter
+    keys the class knows. For reading by the keys a file holds: `by_key` (a key's fields: `heldout` holds two),
+    `template` (every field by name in field order, holding its value when its key is absent where that is the same
+    value each time: a string, a number, an enum member, None), `fresh` (the fields whose absent value is made anew:
+    (name, key, maker)) and `factories` (unkeyed fields with a default factory, `extra` aside). `template` is None
+    when the class has a __post_init__ or a field from_dict cannot set: __init__ builds it then."""
+    before_body: tuple[_Reader, ...]
+    body: Callable[[Any], Any] | None
+    after_body: tuple[_Reader, ...]
+    known: frozenset[str]
+    template: dict[str, Any] | None
+    by_key: dict[str, tuple[tuple[str, Callable[[Any], Any], Callable[[], Any] | None], ...]]
+    fresh: tuple[tuple[str, str, Callable[[], Any]], ...]
+    factories: tuple[tuple[str, Callable[[], Any]], ...]
+
+
+_READERS: dict[type, _Readers] = {}
+_SAME_EACH_TIME = (str, int, float, bool, type(None))   # values an absent() may share between readings
+
+
+def _read_in_order(table: _Readers, data: dict[str, Any], body: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """from_dict's reading field by field, in field order (the first bad field raises): (values, extra)."""
+    values: dict[str, Any] = {}
+    get = data.get
+    for name, file_key, read, absent in table.before_body:
+        raw = get(file_key)
+        values[name] = read(raw) if raw is not None or absent is None else absent()
+    if table.body is not None:
+        values["body"] = table.body(body)
+    for name, file_key, read, absent in table.after_body:
+        raw = get(file_key)
+        values[name] = read(raw) if raw is not None or absent is None else absent()
+    known = table.known
+    return values, {k: v for k, v in data.items() if k not in known}
+
+
+def _maker(read: Callable[[Any], Any], absent: Callable[[], Any] | None) -> Callable[[], Any]:
+    return absent if absent is not None else lambda: read(None)
+
+
+def _readers(cls: type) -> _Readers:
     got = _READERS.get(cls)
     if got is None:
-        keys = _keys(cls)
-        got = _READERS[cls] = (tuple((name, key.name or name, key.codec.read, key.codec.absent)
-                                     for name, key in keys if name != "body"),
-                               frozenset(key.name or name for name, key in keys))
-        _BODY_READ[cls] = next((key.codec.read for name, key in keys if name == "body"), None)
+        got = _READERS[cls] = _make_readers(cls)
     return got
+
+
+def _make_readers(cls: type) -> _Readers:
+    from enum import Enum
+
+    keys = dict(_keys(cls))
+    specs = fields(cls)
+    names = [f.name for f in specs]
+    at = names.index("body") if "body" in keys else len(names)
+    table = [(name, key.name or name, key.codec.read, key.codec.absent) for name, key in keys.items()
+             if name != "body"]
+    template: dict[str, Any] = {}
+    settable = getattr(cls, "__record_post_init__", None) is None and "extra" in names and "body" in keys
+    by_key: dict[str, list[tuple[str, Callable[[Any], Any], Callable[[], Any] | None]]] = {}
+    fresh, factories = [], []
+    for f in specs:
+        key = keys.get(f.name)
+        if f.name == "body" or f.name == "extra":
+            template[f.name] = None   # set by every reading
+            if key is not None:
+                by_key[key.name or f.name] = []   # a `body:` key in the frontmatter is known, and read from nowhere
+        elif key is not None:
+            file_key, read, absent = key.name or f.name, key.codec.read, key.codec.absent
+            by_key.setdefault(file_key, []).append((f.name, read, absent))
+            first = None if absent is None else absent()
+            if absent is not None and first is absent() and isinstance(first, (*_SAME_EACH_TIME, Enum)):
+                template[f.name] = first
+            else:
+                template[f.name] = None
+                fresh.append((f.name, file_key, _maker(read, absent)))
+        elif f.default_factory is not MISSING:
+            template[f.name] = None
+            factories.append((f.name, f.default_factory))
+        elif f.default is not MISSING:
+            template[f.name] = f.default
+        else:
+            settable = False   # a required field with no key (the body aside): __init__ says so
+    return _Readers(before_body=tuple(r for r in table if names.index(r[0]) < at),
+                    body=keys["body"].codec.read if "body" in keys else None,
+                    after_body=tuple(r for r in table if names.index(r[0]) > at),
+                    known=frozenset(key.name or name for name, key in keys.items()),
+                    template=template if settable else None, by_key={k: tuple(v) for k, v in by_key.items()},
+                    fresh=tuple(fresh), factories=tuple(factories))
 
 
 def _written_keys(cls: type) -> tuple[tuple[str, Key], ...]:

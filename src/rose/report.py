@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 from rose.store import Layers, Store
 from rose.store import events as event_log
-from rose.store.index import IndexRow
+from rose.store.index import LINEAGE_SQL, NO_LINEAGE_SQL, IndexRow
 from rose.typedrecord import NamedTuple, Record, asdict, field
 
 TYPE_CHECKING = False
@@ -131,16 +131,12 @@ def status(layers: Layers) -> StatusReport:
     counts: dict[str, Counter] = {c: Counter() for c in columns}
     for store in stores:
         report = store.sync()
-        conn = store.index.conn
         lessons = tokens = 0
-        # aggregates in SQL, one pass over the facts index (grouped in its order: no sort, no lesson row read)
-        for _scope, *keys, n, toks in conn.execute(
-                f"SELECT scope, {', '.join(columns)}, count(*), coalesce(sum(tokens), 0) FROM nodes"  # noqa: S608
-                f" GROUP BY scope, memory_type, family, level, status"):
-            for column, key in zip(columns, keys):
-                counts[column][key] += n
-            lessons += n
-            tokens += toks
+        for group in store.index.facts():   # one pass over the index, shared with the compression and retention sums
+            for column in columns:
+                counts[column][getattr(group, column)] += group.lessons
+            lessons += group.lessons
+            tokens += group.tokens
         summaries.append(StoreSummary(store.scope.value, str(store.root), lessons, tokens, report.problems))
     precision, by_family, n_episodes = _precision(stores)
     from rose.credit.report import summary as credit_summary
@@ -444,8 +440,6 @@ def bound(lines: list[TreeLine], shown: int, per_family: int) -> TreeView:
 
 # A lesson with no lineage (no parents, nothing derived from it, named by no other lesson's lists) is a tree of one
 # line, drawn in its family by (level, id): the bounded view counts those in SQL and reads only the first of them.
-_LINEAGE = "parents != '[]' OR derived_from != '[]'"     # how the index writes an empty list (_ids_json)
-_NO_LINEAGE = "parents = '[]' AND derived_from = '[]'"
 
 
 def tree_view(layers: Layers, family: str | None = None, *, shown: int, per_family: int) -> TreeView:
@@ -463,7 +457,7 @@ def tree_view(layers: Layers, family: str | None = None, *, shown: int, per_fami
     # the rows with lineage, and the rows they name (which have none of their own, or they would be among them)
     rows: _Rows = {}
     for store in stores:
-        for r in store.index.select(_TreeRow._fields, *_in_family(family, _LINEAGE)):
+        for r in store.index.select(_TreeRow._fields, *_in_family(family, LINEAGE_SQL)):
             rows[r[0]] = (_TreeRow._make(r), store.scope.value)
     named = sorted({i for row, _s in rows.values() for i in (*row.parents, *row.derived_from)} - rows.keys())
     for store in stores:
@@ -515,7 +509,7 @@ def _lone_firsts(stores: list[Store], family: str, n: int, rows: _Rows, into: _R
     is an apex drawn where it would stand among these: dropping it leaves enough for the first `n` trees."""
     got = []
     for store in stores:
-        for r in store.index.select_first(_TreeRow._fields, f"family = ? AND {_NO_LINEAGE}", (family,), n):
+        for r in store.index.select_first(_TreeRow._fields, f"family = ? AND {NO_LINEAGE_SQL}", (family,), n):
             if r[0] not in rows:
                 got.append((_TreeRow._make(r), store.scope.value))
     got = sorted(got, key=lambda rs: (-rs[0].level, rs[0].id))[:n]

@@ -64,13 +64,13 @@ def make_embedder(settings: EmbedSettings) -> Embedder | None:
         from rose.embed.openai_http import OpenAIEmbedder
 
         return Chunked(OpenAIEmbedder(settings.base_url, settings.model, settings.api_key_env))
-    from rose.embed.static import StaticEmbedder, available
+    from rose.embed.static import available, shared
 
     if not available():
         if settings.provider is EmbedProvider.WORDLLAMA:
             raise EmbedUnavailable("embed.provider is wordllama but the wordllama package is not installed")
         return None
-    return Chunked(StaticEmbedder())
+    return Chunked(shared())
 
 
 class Chunked:

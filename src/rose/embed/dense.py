@@ -4,9 +4,24 @@ A lesson's row may hold several vectors one after another (a long lesson's chunk
 matrix has one row per vector, and a lesson's cosine is its best row's."""
 from __future__ import annotations
 
+import _thread
+import gc
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+
+class _Uncollected:
+    """The cyclic collector paused over a bulk read: tens of thousands of fresh row tuples (no cycle among them)
+    each set off collections that walked them all again."""
+
+    def __enter__(self) -> None:
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.was:
+            gc.enable()
 
 
 class VectorTable:
@@ -26,9 +41,13 @@ class VectorTable:
         self._conn.execute("PRAGMA busy_timeout=5000")
         self._version: tuple[int, int] = (-1, -1)
         self._data_version = -1
+        self._complete_at = -1                 # the data_version at which no lesson lacked a vector
         self.ids: list[str] = []
         self.matrix = np.zeros((0, 0), dtype=np.float32)
-        self._rows: list[tuple[str, bytes]] = []
+        self._all_ids: list[str] = []          # every row of the space, as read
+        self._sizes = np.zeros(0, dtype=np.int64)   # ... each one's blob length in bytes
+        self._hashes: list[str] = []           # ... the hash of the text each was made from
+        self._joined = b""                     # ... and their blobs, one after another in the same order
         self._dim = -1
         self._starts = np.zeros(0, dtype=np.intp)
         self._chunked = False
@@ -63,33 +82,61 @@ class VectorTable:
         if data_version == self._data_version and self._version != (-1, -1):
             return
         self._data_version = data_version
-        version = self.version()
-        if version == self._version:
-            return
-        self._rows = self._conn.execute("SELECT node_id, vec FROM embeddings WHERE model=?", (self.model,)).fetchall()
-        self.ids = [r[0] for r in self._rows]
+        if self._version != (-1, -1) and self.version() == self._version:
+            return   # (a table never loaded reads its rows at once: their version is known from them)
+        np = self._np
+        with _Uncollected():
+            rows = self._conn.execute("SELECT rowid, node_id, text_hash, vec FROM embeddings WHERE model=?",
+                                      (self.model,)).fetchall()
+            blobs = [r[3] for r in rows]
+            self._all_ids = self.ids = [r[1] for r in rows]
+            self._hashes = [r[2] for r in rows]
+        self._sizes = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
+        self._joined = b"".join(blobs)   # one copy, no array per row: the matrix is a view of it
         self._dim = -1   # the matrix is laid out when the first query says the dimension
-        self._version = version
+        self._version = (len(rows), max((r[0] for r in rows), default=0))   # what version() counts, same read
+
+    def lacking(self) -> bool:
+        """Has a hot lesson of this index no vector of its current text in this space? The question
+        Index.missing_embeddings answers with a join of every lesson to its vector (0.15-0.2 s at 50,000 lessons),
+        told here from the vectors this table reads anyway and one read of the lessons' text hashes; a command
+        without a warm helper asks it before every ranking, and calls the real catch-up only on a yes. A "no" holds
+        until the next commit to the index (recall's second pass asks again at once)."""
+        seen = self.data_version()   # read before the rows: a commit after it is seen by the next question
+        if seen == self._complete_at:
+            return False
+        self.refresh()
+        with _Uncollected():
+            hot = self._conn.execute("SELECT id, text_hash FROM nodes WHERE cold = 0").fetchall()
+            held = dict(zip(self._all_ids, self._hashes))
+            ids, hashes = zip(*hot) if hot else ((), ())
+            lacking = list(map(held.get, ids)) != list(hashes)
+        if not lacking:
+            self._complete_at = seen
+        return lacking
 
     def _layout(self, dim: int) -> bool:
-        """One matrix row per vector, and where each lesson's rows start; False when no vector fits `dim`."""
+        """One matrix row per vector, and where each lesson's rows start; False when no vector fits `dim`. The
+        matrix is a view of the joined blobs when every blob fits `dim` (always, for what rose writes); a blob that
+        does not (another space's vector under this name, a torn write) is skipped, not misread."""
         if dim == self._dim:
             return bool(self.ids)
         np = self._np
-        ids, blocks, starts, at = [], [], [], 0
-        for node_id, blob in self._rows:
-            vec = np.frombuffer(blob, dtype=np.float32)
-            if vec.size == 0 or vec.size % dim:
-                continue   # another space's vector under this name (never written): skipped, not misread
-            block = vec.reshape(-1, dim)
-            ids.append(node_id)
-            blocks.append(block)
-            starts.append(at)
-            at += block.shape[0]
-        self.ids = ids
-        self.matrix = np.vstack(blocks) if blocks else np.zeros((0, dim), dtype=np.float32)
-        self._starts = np.asarray(starts, dtype=np.intp)
-        self._chunked = at != len(ids)
+        width = 4 * dim
+        fits = (self._sizes > 0) & (self._sizes % width == 0)
+        if fits.all():
+            ids, joined, sizes = self._all_ids, self._joined, self._sizes
+        else:
+            ends = np.cumsum(self._sizes)
+            kept = np.flatnonzero(fits).tolist()
+            ids = [self._all_ids[i] for i in kept]
+            joined = b"".join(self._joined[int(ends[i] - self._sizes[i]):int(ends[i])] for i in kept)
+            sizes = self._sizes[fits]
+        counts = sizes // width
+        self.ids = list(ids)
+        self.matrix = np.frombuffer(joined, dtype=np.float32).reshape(-1, dim)
+        self._starts = (np.cumsum(counts) - counts).astype(np.intp)
+        self._chunked = int(counts.sum()) != len(ids)
         self._dim = dim
         return bool(ids)
 
@@ -100,7 +147,7 @@ class VectorTable:
             self.refresh()
         np = self._np
         q = np.asarray(query, dtype=np.float32)
-        if not self._rows or not self._layout(int(q.shape[0])):
+        if not self._all_ids or not self._layout(int(q.shape[0])):
             return []
         scores = self.matrix @ q
         if self._chunked:
@@ -114,13 +161,42 @@ class VectorTable:
         self._conn.close()
 
 
+# The tables a process without a warm helper ranks against, kept for the process: `rose recall` and `rose trace` rank
+# twice (the second pass), and reading and laying out every vector was most of a pass. A table checks the index
+# for commits at each use (refresh: data_version, then its vector version), and a table whose file was replaced
+# (index.db deleted and rebuilt) is opened again; a process ranks against its stores' few indexes, so the bound
+# only keeps a long-lived caller (the MCP server, a test run) from holding a connection per index it ever saw.
+LOCAL_TABLES = 4
+_local_lock = _thread.allocate_lock()   # a table's refresh and layout are not for two threads at once
+_local: dict[tuple[str, str], tuple[tuple[int, int], VectorTable]] = {}
+
+
+def local_table(db: Path, model: str) -> VectorTable:
+    """This process's table for `db` in `model`'s space (refreshed by rank)."""
+    import os
+
+    st = os.stat(db)   # raises when there is no index: nothing to rank
+    key, ident = (str(db), model), (st.st_dev, st.st_ino)
+    held = _local.pop(key, None)
+    if held is not None and held[0] != ident:
+        held[1].close()
+        held = None
+    table = held[1] if held is not None else VectorTable(db, model)
+    _local[key] = (ident, table)   # most recently used last
+    while len(_local) > LOCAL_TABLES:
+        _old_key, (_ident, old) = next(iter(_local.items()))
+        del _local[_old_key]
+        old.close()
+    return table
+
+
+def lacking_in_process(db: Path, model: str) -> bool:
+    """VectorTable.lacking, with this process's table for `db` (which the ranking then uses as it is)."""
+    with _local_lock:
+        return local_table(db, model).lacking()
+
+
 def rank_in_process(db_paths: Sequence[Path], embedder: Any, query: str, k: int) -> dict[str, list[tuple[str, float]]]:
     [qvec] = embedder.embed([query])
-    out = {}
-    for db in db_paths:
-        table = VectorTable(db, embedder.name)
-        try:
-            out[str(db)] = table.rank(qvec, k)
-        finally:
-            table.close()
-    return out
+    with _local_lock:
+        return {str(db): local_table(db, embedder.name).rank(qvec, k) for db in db_paths}

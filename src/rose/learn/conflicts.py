@@ -10,6 +10,7 @@ from rose.errors import CorruptFile, NodeNotFound
 from rose.model import Node, Status
 from rose.store import Layers, Store
 from rose.store.events import EventKind
+from rose.store.index import DISPUTED_SQL
 from rose.typedrecord import Record
 
 
@@ -24,7 +25,7 @@ def open_conflicts(layers: Layers) -> list[Conflict]:
     out = []
     for store in layers.require_any():
         store.sync()
-        for row in store.index.rows("status = 'disputed'"):
+        for row in store.index.rows(DISPUTED_SQL):
             node = store.get(row.id)
             out.append(Conflict(node, store, node.conflict, node.disputes))
     return out

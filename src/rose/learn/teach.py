@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rose.learn.consolidate import NewLesson, Result, consolidate
+from rose.learn.consolidate import Action, NewLesson, Result, consolidate
 from rose.model import Origin, Scope
 from rose.store import Layers
 
@@ -24,15 +24,20 @@ def teach(layers: Layers, text: str, *, title: str = "", family: str = "", tags:
     new = NewLesson(body=text, title=title, family=family, tags=[t.strip() for t in (tags or []) if t.strip()],
                     origin=Origin.MANUAL, from_user=True, scope=scope)
     result = consolidate(layers, new, judge, settings)
-    _embed_later(layers, settings)
+    _embed_later(layers, settings, result)
     return result
 
 
-def _embed_later(layers: Layers, settings: Settings) -> None:
+# what wrote only the new lesson's text: its vector is the one to make (a refinement rewrites its ancestors too)
+_ONLY_THE_NEW_ONE = (Action.STORED, Action.UNRECONCILED)
+
+
+def _embed_later(layers: Layers, settings: Settings, result: Result) -> None:
     """The new lesson's vector is made by the warm helper, which has the model loaded, not by loading the model
     here for one lesson. With no helper it is made by the next ranking that loads one (a helper's periodic
     catch-up, `rose index`, or any command that ranks in-process): vectors are derived, lexical search has the
-    lesson at once."""
+    lesson at once. A lesson stored alone is named to the helper, which then embeds it without scanning every
+    row of the index for what else lacks a vector (its periodic catch-up does that)."""
     from rose.config import EmbedProvider
     from rose.warm import client
 
@@ -40,4 +45,9 @@ def _embed_later(layers: Layers, settings: Settings) -> None:
     if es.provider is EmbedProvider.NONE:
         return
     embed = client.embed_spec(es)
-    client.catch_up(embed, [str(s.index_db_path) for s in layers.stores()])
+    dbs = [str(s.index_db_path) for s in layers.stores()]
+    ids: dict[str, list[str]] | None = None
+    if result.action in _ONLY_THE_NEW_ONE and result.node is not None and result.store is not None:
+        ids = {db: [] for db in dbs}
+        ids[str(result.store.index_db_path)] = [result.node.id]
+    client.catch_up(embed, dbs, ids=ids)

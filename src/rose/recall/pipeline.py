@@ -383,14 +383,16 @@ def _second_pass(stores, query, picked, found, settings, ran, judge, rules, trac
     # with thousands of lessons, which made this query most of a prompt's cost at 50,000 lessons, and alone they
     # are no evidence (bench/bench_retrieval.py end to end: recall .839 -> .836, precision .455 -> .453, served
     # and off-topic unchanged); the dense query reads the whole expansion
-    lexical = search.lexical(stores, expanded, selective_only=True)
     if hot and ran is not Selector.JUDGE and first is not None and first.evidence \
-            and not _may_serve(stores, lexical[:3], first, exclude):
+            and not _may_serve(stores, search.lexical(stores, expanded, depth=3, selective_only=True), first,
+                               exclude):
         # without a model only a top-3 lexical hit of this query that holds a selective prompt word is served:
-        # none of them does, so the dense query and the fusion would choose nothing (the prompt path skips them)
+        # none of them does, so the dense query and the fusion would choose nothing (the prompt path skips them).
+        # The top three alone are ranked for that (the first three of the full list, whose BM25 ranks fewer)
         trace["second_pass"] = {"query": expanded[:500], "candidates": [],
                                 "skipped": "no top-3 hit holds a selective word of the prompt"}
         return []
+    lexical = search.lexical(stores, expanded, selective_only=True)
     lists = rank_lists(stores, expanded, settings, hot, deadline, evidence=False, lexical=lexical)
     fresh = search.fuse(stores, lists, rs, exclude=exclude)[:DISCLOSURE_MAX * 2]
     for c in fresh:
@@ -495,13 +497,14 @@ def _dense(stores: list[Store], query: str, settings: Settings, hot: bool, deadl
     if reply is None:
         try:
             from rose.embed import make_embedder
-            from rose.embed.dense import rank_in_process
+            from rose.embed.dense import lacking_in_process, rank_in_process
 
             embedder = make_embedder(es)
             if embedder is None:
                 return [], search.DenseStatus.OFF
             for store in stores:
-                store.embed_missing(embedder)
+                if lacking_in_process(store.index_db_path, embedder.name):
+                    store.embed_missing(embedder)
             reply = {"ranks": rank_in_process([s.index_db_path for s in stores], embedder, query,
                                               search.LEXICAL_DEPTH)}
         except Exception:  # noqa: BLE001 - dense is an improvement, never a requirement

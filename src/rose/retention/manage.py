@@ -140,6 +140,8 @@ def listing(layers: Layers, pattern: str = "", *, scope: str | None = None, memo
             cold: bool = False, now: datetime | None = None, limit: int | None = None) -> Listing:
     """The project's records, then the global ones, each by importance (then utility); a legacy `archived` file
     outside the archive lists as cold. The header's counts are the whole stores', whatever the filter."""
+    from rose.store.index import COLD_SQL   # loaded by the sync just below in any case
+
     stores = layers.require_any()
     now = now or utcnow()
     for store in stores:
@@ -158,7 +160,7 @@ def listing(layers: Layers, pattern: str = "", *, scope: str | None = None, memo
             # places before the sort, so a margin of 0.001 under the last one's keeps every tie; 0.002 leaves
             # room for the float arithmetic). A FILTER is matched in Python (Unicode case folding, globs over
             # the tags), which SQL cannot say the same way: with one, every row is read, as with --all.
-            where = "(cold OR status = 'archived') = ?" + (" AND memory_type = ?" if memory_type else "")
+            where = f"{COLD_SQL} = ?" + (" AND memory_type = ?" if memory_type else "")
             params = [int(cold), *([memory_type] if memory_type else [])]
             count = store.index.count_where(where, params)
             matched += count

@@ -58,8 +58,27 @@ _STR, _INT, _FLOAT, _BOOL, _NULL = (f"tag:yaml.org,2002:{t}" for t in ("str", "i
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?: |$)")
 _INT_TEXT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 _FLOAT_TEXT = re.compile(r"[-+]?[0-9]+\.[0-9]+")
+
+
+class _OnFirstUse:
+    """A regex compiled when first searched: a character class over most of Unicode takes 7 ms to compile, and most
+    processes never search with it (the ASCII paths below answer without it)."""
+
+    __slots__ = ("_compiled", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._compiled: re.Pattern[str] | None = None
+
+    def search(self, text: str) -> re.Match[str] | None:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(self.pattern)
+        return compiled.search(text)
+
+
 # what PyYAML's reader refuses or its scanner treats as a line break or a byte order mark
-_AWKWARD = re.compile("[^\x0A\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD\U00010000-\U0010FFFF]")
+_AWKWARD = _OnFirstUse("[^\x0A\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD\U00010000-\U0010FFFF]")
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 
 
@@ -112,10 +131,14 @@ def _indent(line: str) -> int:
 
 
 # lines read before, with a value that cannot be changed in place (`status: active`, `level: 0`, `- database`): most
-# of a lesson's lines recur in every lesson, and are read once per process
+# of a lesson's lines recur in every lesson, and are read once per process. A full memory is emptied and filled
+# again: what recurs is soon back, where a memory kept whole would hold the first lessons' one-off lines
+# (ids, titles) and never the lines that recur later (a run of lessons created in the same second)
 _LINES: dict[str, tuple[int, str, Any]] = {}
 _ITEMS: dict[str, tuple[int, Any]] = {}
 _LINES_MAX = 4096
+# lines that are only a key over a nested block (`tags:`, `dropped:`), by the indent they were read at
+_HEADS: dict[str, tuple[int, str]] = {}
 # lines read before whose value is an empty list or dict (`parents: []`): a fresh one is made for each reading
 _EMPTIES: dict[str, tuple[int, str, type]] = {}
 _STR_KEYS: set[str] = set()   # keys the resolver has read as strings (a key is a string or the layout is unsure)
@@ -141,30 +164,40 @@ def _mapping(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int
             out[empty[1]] = empty[2]()
             i += 1
             continue
-        at = _indent(line) if line[:1] == " " else 0
-        if at < indent:
-            break
-        found = _KEY.match(line, indent) if at == indent else None
-        if found is None:
-            raise LayoutUnsure
-        key = found.group(1)
-        if key in out:
-            raise LayoutUnsure
-        if key not in _STR_KEYS:
-            if _tag(key) != _STR:
+        head = _HEADS.get(line)
+        if head is not None and head[0] == indent:   # `tags:` as before: only what is below it to read
+            key, rest = head[1], ""
+            if key in out:
                 raise LayoutUnsure
-            if len(_STR_KEYS) < _LINES_MAX:
-                _STR_KEYS.add(key)
-        rest = line[found.end():]
-        i += 1
+            i += 1
+        else:
+            at = _indent(line) if line[:1] == " " else 0
+            if at < indent:
+                break
+            found = _KEY.match(line, indent) if at == indent else None
+            if found is None:
+                raise LayoutUnsure
+            key = found.group(1)
+            if key in out:
+                raise LayoutUnsure
+            if key not in _STR_KEYS:
+                if _tag(key) != _STR:
+                    raise LayoutUnsure
+                if len(_STR_KEYS) < _LINES_MAX:
+                    _STR_KEYS.add(key)
+            rest = line[found.end():]
+            i += 1
         if rest:
             value = out[key] = _scalar(rest)
             if not isinstance(value, (list, dict)):
-                if len(known) < _LINES_MAX:
-                    known[line] = (indent, key, value)
+                if len(known) >= _LINES_MAX:
+                    known.clear()
+                known[line] = (indent, key, value)
             elif not value and len(_EMPTIES) < _LINES_MAX:
                 _EMPTIES[line] = (indent, key, type(value))
             continue
+        if head is None and len(_HEADS) < _LINES_MAX:
+            _HEADS[line] = (indent, key)
         below = _indent(lines[i]) if i < n else -1
         if below == indent and lines[i].startswith("- ", indent):
             out[key], i = _sequence(lines, i, indent)
@@ -201,7 +234,9 @@ def _sequence(lines: list[str], i: int, indent: int) -> tuple[list[Any], int]:
         else:
             value = _scalar(item)
             out.append(value)
-            if not isinstance(value, (list, dict)) and len(known) < _LINES_MAX:
+            if not isinstance(value, (list, dict)):
+                if len(known) >= _LINES_MAX:
+                    known.clear()
                 known[line] = (indent, value)
             i += 1
     return out, i
@@ -210,11 +245,8 @@ def _sequence(lines: list[str], i: int, indent: int) -> tuple[list[Any], int]:
 def _plain_lines(head: str, lines: list[str]) -> bool:
     """No character of `head` is _AWKWARD. An ASCII line is free of them exactly when it is printable (space to
     "~"), which str.isprintable says in C; a regex's character class costs ~50 instructions a character."""
-    if head.isascii():
-        for line in lines:   # noqa: SIM110 - a plain loop: all() over a generator costs more per line
-            if not line.isprintable():
-                return False
-        return True
+    if head.isascii():   # `lines` are head split at "\n": all printable when their concatenation is
+        return "".join(lines).isprintable()
     return _AWKWARD.search(head) is None
 
 
@@ -308,10 +340,15 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
 
 
 def parse_node(text: str) -> Node:
+    return parse_node_with(text)[0]
+
+
+def parse_node_with(text: str) -> tuple[Node, dict[str, Any]]:
+    """parse_node, with the frontmatter mapping the node was read from (a rebuild asks which keys the file holds)."""
     data, body = split_frontmatter(text)
     try:
-        return Node.from_dict(data, body)
-    except (ValueError, TypeError, KeyError) as exc:
+        return Node.from_dict(data, body), data
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:   # `trials: x`: 'str' object has no 'get'
         raise ValueError(f"bad field: {exc}") from None
 
 
@@ -324,7 +361,7 @@ def parse_node(text: str) -> Node:
 # equal to PyYAML's text.
 _PLAIN_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+")
 # what libyaml's emitter (CSafeDumper) writes as it is: not a line break, and nothing past U+FFFF (it escapes those)
-_UNWRITABLE = re.compile("[^\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD]")
+_UNWRITABLE = _OnFirstUse("[^\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD]")
 
 
 def _emit_scalar(value: Any) -> str | None:
@@ -341,7 +378,7 @@ def _emit_scalar(value: Any) -> str | None:
         return None
     if not value:
         return "''"
-    if _UNWRITABLE.search(value):
+    if not (value.isascii() and value.isprintable()) and _UNWRITABLE.search(value):   # printable ASCII is writable
         return None
     first = value[0]
     quoted = (first in "#,[]{}&*!|>'\"%@`" or (first in "?:-" and (len(value) == 1 or value[1] == " "))

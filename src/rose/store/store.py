@@ -17,7 +17,8 @@
       locks/ logs/ queue/ cache/  machine-local
 
 Every write is atomic and redacted; every read-modify-write holds the store lock. index.md is derived like
-index.db: a write splices its lessons' lines in (the full rewrite's text, byte for byte), and the index commit that
+index.db: a write splices its lessons' lines in (the full rewrite's text, byte for byte; a file still as rose last
+wrote it, by the stamp the index keeps, is neither read nor searched: rose.store.splice), and the index commit that
 changes what it lists also records that index.md is owed, cleared once it is written, so a process killed in
 between leaves a debt the next sync (or write) pays by writing index.md whole.
 
@@ -72,6 +73,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -79,8 +81,7 @@ from pathlib import Path
 from rose.errors import CorruptFile, NodeNotFound
 from rose.model import Scope, Status, new_episode_id, new_node_id, valid_episode_id, valid_node_id
 from rose.store import archive, events, usage
-from rose.store.atomic import (LOCK_TIMEOUT_S, FileBatch, file_lock, move_file, write_bytes_atomic,
-                               write_text_atomic)
+from rose.store.atomic import (LOCK_TIMEOUT_S, FileBatch, file_lock, move_file, write_text_atomic)
 from rose.store.index import Index, IndexRow, SyncReport
 from rose.typedrecord import Record
 
@@ -90,6 +91,7 @@ if TYPE_CHECKING:  # the records load where one is read or written, never on a p
 
     from rose.records import Episode, Node
     from rose.store.index import Upsert
+    from rose.store.splice import FileView, Piece
 
 GITIGNORE = """\
 # Written by rose. Lessons (nodes/), usage.jsonl, episodes/, routing/ and config.yaml are worth committing;
@@ -153,7 +155,16 @@ def _index_md_key(line: bytes) -> tuple[bytes, int, bytes] | None:
         return None
 
 
-def _index_md_place(data: bytes, lo: int, hi: int, key: tuple[bytes, int, bytes]) -> int | None:
+IndexMdKey = tuple[bytes, int, bytes]     # an index.md line's place: (family, -level, id), as UTF-8
+IndexMdListed = dict[str, IndexMdKey | None]   # lessons about to change: where each one's line is (None: none)
+
+
+def _index_md_row_key(row: tuple[str, str, int, str, str, str, str]) -> IndexMdKey:
+    """The sort key of a hot row's line (Index.hot_rows_of), as _index_md_key reads it back from the line."""
+    return row[1].encode("utf-8", "surrogatepass"), -row[2], row[0].encode("utf-8", "surrogatepass")
+
+
+def _index_md_place(data: bytes | FileView, lo: int, hi: int, key: tuple[bytes, int, bytes]) -> int | None:
     """bisect_left over the sorted lines of data[lo:hi] (each ending in a newline), by byte offsets: only the
     lines the bisection looks at are parsed. None when one of them is not a line rose wrote. UTF-8 bytes sort as
     their text does, so the order is the one the full rewrite's SQL gives."""
@@ -271,11 +282,32 @@ def _read_bytes(path: Path, flags: int = 0) -> bytes:
         os.close(fd)
 
 
-def _clean_digest(data: bytes) -> bytes:
-    """A node file's bytes under this redactor and parser: the key of Index.is_clean / mark_clean."""
-    import hashlib
+_PREAD = hasattr(os, "pread")   # what the splice of a file rose wrote reads with (rose.store.splice.FileView)
 
-    return hashlib.blake2b(_clean_stamp() + data, digest_size=16).digest()
+
+def _read_fd(fd: int) -> bytes:
+    """A just-opened file's bytes, in one read of the size fstat gives (index.md: one 8.6 MB read at 50,000
+    lessons, not 130 chunks and a join), then reads until the end (it may have grown)."""
+    chunks = [os.read(fd, os.fstat(fd).st_size + 1)]
+    while chunk := os.read(fd, _READ_CHUNK):
+        chunks.append(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+_CLEAN_HASH: list[Any] = []   # [stamp, a blake2b that has taken it in]: copied per file, not fed the stamp again
+
+
+def _clean_digest(data: bytes) -> bytes:
+    """A node file's bytes under this redactor and parser: the key of Index.is_clean / mark_clean (the blake2b of
+    the stamp, then the bytes)."""
+    stamp = _clean_stamp()
+    if not _CLEAN_HASH or _CLEAN_HASH[0] is not stamp:
+        import hashlib
+
+        _CLEAN_HASH[:] = [stamp, hashlib.blake2b(stamp, digest_size=16)]
+    digest = _CLEAN_HASH[1].copy()
+    digest.update(data)
+    return digest.digest()
 
 
 _USAGE_TEXT: dict[type, tuple[str, ...]] = {}
@@ -283,15 +315,56 @@ _USAGE_TEXT: dict[type, tuple[str, ...]] = {}
 
 def _redact_usage_text(node: Node) -> None:
     """The text fields a node gets from the usage log (rose.store.usage), redacted in place."""
-    from rose.redact import redact
-
     names = _USAGE_TEXT.get(type(node))
     if names is None:   # the same fields for every node: found once (a rebuild asks this of every lesson)
         from rose.records import text_fields
         from rose.store.usage import FRONTMATTER_KEYS
 
         names = _USAGE_TEXT[type(node)] = text_fields(type(node), lambda k: k in FRONTMATTER_KEYS)
+    for name in names:
+        if getattr(node, name):
+            break
+    else:
+        return   # every one empty (most lessons' gaps, preserve, spans): no text to redact
+    from rose.redact import redact
+
     node.redact_fields(redact, names)
+
+
+def _holds_usage(node: Node, held: dict[str, Any]) -> bool:
+    """Does a node file hold usage of its own (`held`: its frontmatter mapping)? A usage key (an old file's, written
+    before usage moved to the log), a duplicate count, or a claim's or trial's counter. A file that holds none reads
+    as an empty usage view, and its usage fields at their defaults (tests/test_rebuild_usage_gate.py)."""
+    for key in usage.FRONTMATTER_KEYS:   # noqa: SIM110 - a plain loop: asked of every lesson a rebuild reads
+        if key in held:
+            return True
+    if usage.DUPLICATE_HITS in held:
+        return True
+    for claim in node.dropped:
+        for name in usage.CLAIM_COUNTERS:
+            if getattr(claim, name):
+                return True
+    for trial in node.trials:
+        for name in usage.TRIAL_COUNTERS:
+            if getattr(trial, name):
+                return True
+    return False
+
+
+# a file's usage when it holds none and none is logged (Store._load's `for_index`): never changed, never folded
+NO_USAGE = usage.View()
+
+
+def _as_cold(node: Node) -> None:
+    """A cold record reads `archived`, its file's own status kept as `archived_from`."""
+    if node.status is not Status.ARCHIVED:
+        node.archived_from, node.status = node.status, Status.ARCHIVED
+
+
+def _parse_node_with(text: str) -> tuple[Node, dict[str, Any]]:
+    from rose.store.frontmatter import parse_node_with  # PyYAML loads only when a file is actually parsed
+
+    return parse_node_with(text)
 
 
 def _why(node: Node) -> str:
@@ -410,34 +483,43 @@ class Store:
         """A node file as a node: a cold one reads `archived`, its file's own status kept as `archived_from` (a
         legacy `archived` file outside the archive reads archived too, and moves there when next saved)."""
         node = self.read_node_file(path)
-        if archive.is_cold_path(self._rel(path)) and node.status is not Status.ARCHIVED:
-            node.archived_from, node.status = node.status, Status.ARCHIVED
+        if archive.is_cold_path(self._rel(path)):
+            _as_cold(node)
         return node
 
     # -- nodes: reading --------------------------------------------------------------------------------------
     def read_node_file(self, path: Path, data: bytes | None = None) -> Node:
         """`data`: the file's bytes, when the caller has read them already."""
+        return self._read_node_file(path, data)[0]
+
+    def _read_node_file(self, path: Path, data: bytes | None = None) -> tuple[Node, dict[str, Any]]:
+        """read_node_file, with the frontmatter mapping the node was read from."""
         try:
             text = (path.read_bytes() if data is None else data).decode("utf-8")  # bytes: keep \r\n exactly
         except UnicodeDecodeError:
             raise CorruptFile(path, "not valid UTF-8 text") from None
-        from rose.store.frontmatter import parse_node  # PyYAML loads only when a file is actually parsed
-
         try:
-            return parse_node(text)
+            return _parse_node_with(text)
         except ValueError as exc:
             raise CorruptFile(path, str(exc)) from None
 
     def _load(self, path: Path, *, meaning: bool = False, data: bytes | None = None,
-              rel: str | None = None) -> tuple[Node, _OnDisk]:
+              rel: str | None = None, for_index: bool = False) -> tuple[Node, _OnDisk]:
         """A node file with its usage folded in (the index's fold must be current), and what the file itself says
         (its meaning only when asked: a read-modify-write compares it, a read does not need it). `data`, `rel`: the
-        file's bytes and its path in the store, when the caller has them."""
-        node = self.read_node_file(path, data)
-        disk = _OnDisk(usage.meaning(node) if meaning else {}, node.body, usage.view_of(node))
-        if archive.is_cold_path(self._rel(path) if rel is None else rel) and node.status is not Status.ARCHIVED:
-            node.archived_from, node.status = node.status, Status.ARCHIVED
-        return self._fold(node, disk.base, self.index.usage_state(node.id)), disk
+        file's bytes and its path in the store, when the caller has them. `for_index` (the index's parse, which
+        only asks whether the file's usage is empty): a file that holds no usage of its own (_holds_usage), with
+        none logged, gets NO_USAGE as its usage instead of a view of its fields' defaults."""
+        node, held = self._read_node_file(path, data)
+        state = self.index.usage_state(node.id)
+        if for_index and state is None and not _holds_usage(node, held):
+            base = NO_USAGE
+        else:
+            base = usage.view_of(node)
+        disk = _OnDisk(usage.meaning(node) if meaning else {}, node.body, base)
+        if archive.is_cold_path(self._rel(path) if rel is None else rel):
+            _as_cold(node)
+        return self._fold(node, base, state), disk
 
     @staticmethod
     def _fold(node: Node, base: usage.View, state: dict | None) -> Node:
@@ -456,19 +538,22 @@ class Store:
         Redaction is most of a rebuild's time (about 1 ms a lesson), and most files hold nothing to redact: a file
         whose fields the redactor left unchanged is recorded by a digest of the redactor's stamp and its bytes
         (Index.mark_clean), and the same bytes under the same redactor are not redacted again. The text a node
-        takes from the usage log is redacted every time."""
+        takes from the usage log is redacted every time.
+
+        Most lessons hold no usage of their own and have none logged: the view of their usage (which would read
+        every usage field's default, to say it is empty) is not made (_load's `for_index`)."""
         data = _read_bytes(path)
         rel = self._rel(path)
         digest = _clean_digest(data)
         try:
-            node, disk = self._load(path, data=data, rel=rel)
+            node, disk = self._load(path, data=data, rel=rel, for_index=True)
         except CorruptFile as exc:
             raise ValueError(exc.reason) from None
         if not self.index.is_clean(rel, digest):
             self.index.mark_clean(rel, None if _redact_meaning(node) else digest)
         _redact_usage_text(node)
         base = disk.base
-        return node, None if base.empty() else usage.redacted(base)
+        return node, None if base is NO_USAGE or base.empty() else usage.redacted(base)
 
     def _catch_up_usage(self, *, trusted: bool = False) -> set[str]:
         """Fold what usage.jsonl gained into the index, rows included (one stat when the log has not changed since
@@ -568,12 +653,13 @@ class Store:
         """Write one node (its file only if its meaning changed, its usage as a record in usage.jsonl), redacted,
         and update the index and index.md, under the store lock."""
         with self.lock():
+            listed = self._index_md_listed([node.id])
             with self.index.batch():   # the row and index.md's debt in one commit
                 rewrote = self._save_unlocked(node)
                 behind = rewrote and self.index.owe_index_md()
             self._flush_catalog()
             if rewrote:
-                self._update_index_md([node.id], whole=behind)
+                self._update_index_md(listed, whole=behind)
         return node
 
     def save_many(self, nodes: list[Node]) -> None:
@@ -863,16 +949,18 @@ class Store:
             change(node)
             if node.status is Status.ARCHIVED and was is not Status.ARCHIVED and node.archived_from is None:
                 node.archived_from = Status.ACTIVE if was is Status.DISPUTED and not node.disputes else was
+            listed = self._index_md_listed([node.id])
             with self.index.batch():
                 rewrote = self._save_unlocked(node, disk, because=because)
                 behind = rewrote and self.index.owe_index_md()
             self._flush_catalog()
             if rewrote:
-                self._update_index_md([node.id], whole=behind)
+                self._update_index_md(listed, whole=behind)
         return node
 
-    def embed_missing(self, embedder: Any, batch: int = 256) -> int:
-        """Give every node without a vector in this embedder's space one (new, hand-edited, or model switched).
+    def embed_missing(self, embedder: Any, batch: int = 256, ids: Collection[str] | None = None) -> int:
+        """Give every node without a vector in this embedder's space one (new, hand-edited, or model switched);
+        `ids`: only these of them (a lesson just added), without scanning every row for the others.
 
         The model runs outside the store lock; a vector is only stored if its node's text is still the text that
         was embedded, so a concurrent edit never ends up with a stale vector.
@@ -882,7 +970,7 @@ class Store:
 
         done = 0
         while True:
-            rows = self.index.missing_embeddings(embedder.name, limit=batch)
+            rows = self.index.missing_embeddings(embedder.name, limit=batch, ids=ids)
             if not rows:
                 return done
             vectors = embed_rows(embedder, rows)   # a long lesson's chunks, one after another
@@ -897,49 +985,139 @@ class Store:
 
     def _write_index_md(self) -> None:
         """One line per hot lesson (what a selector greps): the cold archive is listed by its own catalog."""
+        from rose.store.splice import write_spliced
+
         lines = [INDEX_MD_HEADER, ""]
         lines += [_index_md_line(*r) for r in self.index.conn.execute(
             "SELECT id, family, level, title, tags, gist, path FROM nodes WHERE cold = 0 ORDER BY family, level DESC, id")]
-        write_text_atomic(self.index_md_path, "\n".join(lines) + "\n")
-        self.index.index_md_paid()
+        self._index_md_written(write_spliced(self.index_md_path, [("\n".join(lines) + "\n").encode(
+            "utf-8", "surrogatepass")]))
+
+    def _index_md_written(self, st: os.stat_result) -> None:
+        """index.md is what the index lists: its debt is paid, and the file's stamp kept, by which the next write
+        knows the file is still exactly these bytes (rose.store.splice.stamp)."""
+        from rose.store.splice import stamp
+
+        self.index.index_md_paid(stamp(st))
+
+    def _index_md_listed(self, ids: Collection[str]) -> IndexMdListed:
+        """Before a write changes these lessons: each one's key in index.md (None: not listed), what
+        _update_index_md needs to splice a file it wrote itself without reading the file."""
+        listed: IndexMdListed = dict.fromkeys(ids)
+        for r in self.index.hot_rows_of(ids):
+            listed[r[0]] = _index_md_row_key(r)
+        return listed
 
     def _update_index_md(self, ids: Collection[str], *, whole: bool = False) -> None:
         """These lessons' lines of index.md replaced or put in their sorted places (a save, or a save_many's
-        batch): the rest of the file is copied as bytes, never split into rows or recomputed from the index, so a
-        save costs about the same at 50,000 lessons as at 1,000 and a batch of 500 a few milliseconds. Anything
+        batch): the rest of the file is copied as bytes, never split into rows or recomputed from the index.
+        Exactly the full rewrite's text, whatever was in the file for these ids before (every line of each goes,
+        a hand-edited file's duplicates too). `whole`: index.md was owed before this write (Index.owe_index_md),
+        so it may lack an earlier one's lines: written whole.
+
+        `ids` as a mapping (Store._index_md_listed, taken before the write) says where each one's line was; if
+        index.md is then still the file rose last wrote (its stamp, kept in the index), it is neither read nor
+        searched: each old line and each new place is found by a bisection that reads a few blocks, and the new
+        file is the old one's ranges copied by the kernel with the new lines between them (rose.store.splice),
+        so a save costs about the same at 50,000 lessons as at 1,000. Otherwise the file is read: anything
         unexpected (another header, CRLF, bytes that are not UTF-8, a line the bisection reads that rose did not
-        write) means the whole file is written again instead. Exactly the full rewrite's text, whatever was in the
-        file for these ids before (every line of each goes, a hand-edited file's duplicates too). `whole`: index.md
-        was owed before this write (Index.owe_index_md), so it may lack an earlier one's lines: written whole."""
-        head = f"{INDEX_MD_HEADER}\n\n".encode()
+        write) means the whole file is written again instead."""
+        from rose.store.splice import Changed, stamp, write_spliced
+
+        if whole:
+            self._write_index_md()
+            return
         try:
             # never through a link: a repository's index.md pointing at another store's (~/.rose/index.md has
             # the same header) would have that catalogue's lines copied into this one; the whole rewrite
             # replaces the link instead
-            data = _read_bytes(self.index_md_path, getattr(os, "O_NOFOLLOW", 0))
-            if not data.isascii():   # a pass without a copy, for what most stores hold
-                data.decode("utf-8")
-        except (OSError, UnicodeDecodeError):
-            data = b""
-        if whole or not data.startswith(head) or not data.endswith(b"\n") or b"\r" in data:
+            fd = os.open(self.index_md_path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            self._write_index_md()
+            return
+        try:
+            st = os.fstat(fd)
+            if (isinstance(ids, dict) and _PREAD and stat.S_ISREG(st.st_mode)
+                    and stamp(st) == self.index.index_md_stamp()):
+                try:
+                    pieces = self._index_md_splice(fd, st.st_size, ids)
+                    if pieces is not None:
+                        self._index_md_written(write_spliced(self.index_md_path, pieces, fd, stamp(st)))
+                        return
+                except Changed:   # written meanwhile by another program
+                    self._write_index_md()
+                    return
+            try:
+                data = _read_fd(fd)
+                if not data.isascii():   # a pass without a copy, for what most stores hold
+                    data.decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                data = b""
+        finally:
+            os.close(fd)
+        head = f"{INDEX_MD_HEADER}\n\n".encode()
+        if not data.startswith(head) or not data.endswith(b"\n") or b"\r" in data:
             self._write_index_md()
             return
         data = _without_lines_of(data, len(head), {i.encode() for i in ids})
         rows = self.index.hot_rows_of(ids)
         view = memoryview(data)   # the kept runs of the file are written from it, never copied
-        pieces: list[bytes | memoryview] = [head]
+        pieces_read: list[bytes | memoryview] = [head]
         at = len(head)
-        for key, line in sorted(((r[1].encode(), -r[2], r[0].encode()),
-                                 _index_md_line(*r).encode("utf-8", "surrogatepass")) for r in rows):
+        for key, line in sorted((_index_md_row_key(r), _index_md_line(*r).encode("utf-8", "surrogatepass"))
+                                for r in rows):
             place = _index_md_place(data, at, len(data), key)   # the keys ascend: each place is past the last
             if place is None:
                 self._write_index_md()
                 return
-            pieces += [view[at:place], line, b"\n"]
+            pieces_read += [view[at:place], line, b"\n"]
             at = place
-        pieces.append(view[at:])
-        write_bytes_atomic(self.index_md_path, pieces)
-        self.index.index_md_paid()
+        pieces_read.append(view[at:])
+        self._index_md_written(write_spliced(self.index_md_path, pieces_read))
+
+    def _index_md_splice(self, fd: int, size: int, listed: IndexMdListed) -> list[Piece] | None:
+        """The pieces of the new index.md (ranges of the old file `fd`, which is the full rewrite of the index
+        before this write, and the new lines), or None when a line is not where the index says it was."""
+        from rose.store.splice import FileView
+
+        head = f"{INDEX_MD_HEADER}\n\n".encode()
+        view = FileView(fd, size)
+        if size < len(head) or view[0:len(head)] != head or view[size - 1:size] != b"\n":
+            return None
+        # (offset, 0, a new line to put there) and (offset, 1, the end of the old line there, which goes)
+        events: list[tuple[int, int, bytes | int]] = []
+        for key in listed.values():
+            if key is None:
+                continue
+            at = _index_md_place(view, len(head), size, key)
+            if at is None or at >= size:
+                return None
+            end = view.find(b"\n", at, size)
+            if _index_md_key(view[at:end]) != key:
+                return None
+            events.append((at, 1, end + 1))
+        for key, line in sorted((_index_md_row_key(r), _index_md_line(*r).encode("utf-8", "surrogatepass"))
+                                for r in self.index.hot_rows_of(list(listed))):
+            at = _index_md_place(view, len(head), size, key)
+            if at is None:
+                return None
+            events.append((at, 0, line + b"\n"))
+        events.sort(key=lambda e: (e[0], e[1]))   # stable: new lines at one place stay in key order, before a drop
+        pieces: list[Piece] = []
+        copied = 0                                # the old file is in the pieces up to here
+        for at, _kind, what in events:
+            if at < copied:                       # two events inside one line: not a file rose wrote
+                return None
+            if at > copied:
+                pieces.append((copied, at - copied))
+            if isinstance(what, int):
+                copied = what                     # the old line skipped
+            else:
+                copied = at
+                pieces.append(what)
+        if size > copied:
+            pieces.append((copied, size - copied))
+        return pieces
 
     # -- episodes --------------------------------------------------------------------------------------------
     def new_episode_id(self) -> str:

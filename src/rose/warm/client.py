@@ -369,16 +369,21 @@ def dense(embed: dict[str, Any], query: str, dbs: list[str], k: int,
         return None
 
 
-def catch_up(embed: dict[str, Any], dbs: list[str], timeout: float = CONNECT_TIMEOUT_S * 4) -> bool:
-    """Ask a running helper to embed what these indexes lack, in its own time. False when none answered (the
-    vectors then come with the next `rose index`, command that ranks in-process, or helper's periodic catch-up)."""
+def catch_up(embed: dict[str, Any], dbs: list[str], timeout: float = CONNECT_TIMEOUT_S * 4,
+             ids: dict[str, list[str]] | None = None) -> bool:
+    """Ask a running helper to embed what these indexes lack, in its own time; `ids` ({db: [lesson id, ...]}):
+    only these lessons. False when none answered (the vectors then come with the next `rose index`, command that
+    ranks in-process, or helper's periodic catch-up)."""
     sock = socket_path()
     if sock is None or not helpers_allowed():
         return False
     from rose.errors import HelperTimeout
 
+    message: dict[str, Any] = {"op": "catch_up", "embed": embed, "dbs": dbs}
+    if ids is not None:
+        message["ids"] = ids
     try:
-        reply = request(sock, {"op": "catch_up", "embed": embed, "dbs": dbs}, timeout)
+        reply = request(sock, message, timeout)
     except HelperTimeout:
         return False
     return bool(reply and reply.get("started"))

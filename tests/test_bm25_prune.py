@@ -1,0 +1,121 @@
+"""The lexical top-k leaves out lessons that provably cannot reach it (rose.store.bm25): the same hits, the same
+scores, the same order as ranking every matching lesson, and fewer lessons scored."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from rose.model import Scope
+from rose.store import Store, bm25
+from rose.store.index import query_words, selective_cap
+from tests.support.gen_store import make_nodes
+
+QUERIES = ["the staging deploy with argo rollout is stuck", "why is the redis cache ttl ignored",
+           "add retries with backoff to the http client", "always restart argo rollout 1234 77",
+           "rollout 1234 77 1500", "connection pool 19 46 4955", "clear the cache of redis eviction stampede",
+           "postgres migration deadlock on the connection pool", "never restart the cache", "cache", "zzz qqq",
+           "always never prefer remember avoid check restart inspect", "testing pytest 9 99 999"]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    root = Path(tmp_path_factory.mktemp("bm25")) / ".rose"
+    s = Store.create(root, Scope.PROJECT)
+    s.save_many(make_nodes(2400))
+    yield s
+    s.close()
+
+
+def _words(store: Store, text: str) -> list[str]:
+    return query_words(text)
+
+
+@pytest.mark.parametrize("limit", [1, 3, 20, 50])
+def test_the_pruned_top_is_the_whole_ranking(store: Store, limit: int) -> None:
+    index = store.index
+    generic = selective_cap(index.lesson_count()) + 1
+    for text in QUERIES:
+        words = _words(store, text)
+        if not words:
+            continue
+        q = " OR ".join(f'"{w}"' for w in words)
+        assert index._best(words, limit, generic) == index._top(q, limit), (text, limit)
+        assert index._best(words, limit, generic) == index._top(q, 50)[:limit], (text, limit)
+
+
+def test_lessons_holding_only_common_words_are_not_scored(store: Store) -> None:
+    index = store.index
+    statements: list[str] = []
+    index.conn.set_trace_callback(statements.append)
+    try:
+        hits = index.search("why is the redis cache ttl ignored", limit=20)
+    finally:
+        index.conn.set_trace_callback(None)
+    ranked = [s for s in statements if "bm25(nodes_fts" in s]
+    assert ranked and all("+rowid IN" in s for s in ranked)   # every ranking ran over the filtered lessons
+    assert len(hits) == 20
+
+
+def test_the_ceiling_is_above_every_lessons_score_from_one_word(store: Store) -> None:
+    index = store.index
+    rows = index._fts_rows()
+    assert rows == index.conn.execute("SELECT count(*) FROM nodes_fts_docsize").fetchone()[0]
+    for word in ("cache", "redis", "rollout", "always", "1234"):
+        holders = index.conn.execute("SELECT count(*) FROM nodes_fts WHERE nodes_fts MATCH ?",
+                                     (f'"{word}"',)).fetchone()[0]
+        best = index._top(f'"{word}"', 1)
+        assert best and -best[0][1] < bm25.ceiling(rows, holders)
+        # a lower bound of the holders gives a higher ceiling, never a lower one
+        assert bm25.ceiling(rows, max(1, holders // 2)) >= bm25.ceiling(rows, holders)
+
+
+def test_the_ceiling_follows_fts5s_idf_floor_and_refuses_counts_that_do_not_fit() -> None:
+    assert bm25.ceiling(100, 90) == pytest.approx((bm25.K1 + 1) * bm25.IDF_FLOOR)
+    assert bm25.ceiling(100, 1) == pytest.approx((bm25.K1 + 1) * math.log(99.5 / 1.5))
+    assert bm25.ceiling(10, 20) == math.inf
+    assert not bm25.beats(5.0, 5.0) and bm25.beats(5.1, 5.0)
+
+
+def test_the_row_count_is_read_as_sqlites_varint() -> None:
+    assert bm25.row_count(bytes([0x05, 0x00])) == 5
+    assert bm25.row_count(bytes([0x83, 0x60])) == 3 * 128 + 0x60
+    assert bm25.row_count(bytes([0xFF] * 8 + [0x01])) == ((1 << 56) - 1) << 8 | 1
+    with pytest.raises(ValueError):
+        bm25.row_count(bytes([0x83]))
+
+
+def test_an_unreadable_row_count_ranks_every_lesson(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = store.index
+    generic = selective_cap(index.lesson_count()) + 1
+    words = query_words("why is the redis cache ttl ignored")
+    monkeypatch.setattr(index, "_fts_rows", lambda: None)
+    statements: list[str] = []
+    index.conn.set_trace_callback(statements.append)
+    try:
+        got = index._best(words, 20, generic)
+    finally:
+        index.conn.set_trace_callback(None)
+    assert got == index._top(" OR ".join(f'"{w}"' for w in words), 20)
+    assert not any("+rowid IN" in s for s in statements)
+
+
+def test_a_write_between_the_counts_and_the_ranking_ranks_every_lesson(store: Store,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ceilings rest on counts of one state of the index: if another process wrote between them and the
+    filtered ranking, the whole ranking answers instead."""
+    index = store.index
+    generic = selective_cap(index.lesson_count()) + 1
+    words = query_words("why is the redis cache ttl ignored")
+    stamps = iter([b"before", b"after"])
+    monkeypatch.setattr(index, "_fts_stamp", lambda: next(stamps, b"after"))
+    statements: list[str] = []
+    index.conn.set_trace_callback(statements.append)
+    try:
+        got = index._best(words, 20, generic)
+    finally:
+        index.conn.set_trace_callback(None)
+    ranked = [s for s in statements if "bm25(nodes_fts" in s]
+    assert "+rowid IN" in ranked[0] and "+rowid IN" not in ranked[-1]
+    assert got == index._top(" OR ".join(f'"{w}"' for w in words), 20)
