@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
     from rose.records import Node
 
+    Upsert = tuple[Node, str, int, int, View | None]   # Index.upsert's arguments: node, path, mtime_ns, size, base
+
 # Whether a row lists as cold: in the archive, or a legacy `archived` status outside it. The list's queries say it in
 # these very words, so SQLite reads them from the index made on this expression (nodes_listing).
 COLD_SQL = "(cold OR status = 'archived')"
@@ -587,6 +589,45 @@ class Index:
         self.conn.execute("INSERT OR REPLACE INTO files(path, mtime_ns, size, node_id, problem) VALUES (?,?,?,?,NULL)",
                           (rel_path, mtime_ns, size, node.id))
 
+    def upsert_many(self, items: Sequence[Upsert]) -> None:
+        """`upsert` of many lessons at once (a Store.save_many batch): the same rows, written a table at a time.
+        Their old rows are found by one query per 500 ids and deleted, then each table gets one executemany, with
+        the rowids assigned here as SQLite would (one past the largest), instead of a delete, a lookup and three
+        inserts a lesson. The ids must be distinct: a batch lands before it saves an id twice."""
+        if not items:
+            return
+        ids = [item[0].id for item in items]
+        if len(set(ids)) != len(ids):
+            raise ValueError("upsert_many: an id twice in one batch")
+        with self._transaction():
+            c = self.conn
+            c.execute("DELETE FROM meta WHERE key = 'totals'")   # as _delete_node
+            old: list[tuple[int]] = []
+            for start in range(0, len(ids), 500):   # under SQLite's oldest limit on bound parameters (999)
+                chunk = ids[start:start + 500]
+                old += c.execute(f"SELECT rowid FROM nodes WHERE id IN ({','.join('?' * len(chunk))})",  # noqa: S608
+                                 chunk).fetchall()
+            if old:
+                for table in ("nodes_fts", "cold_fts", "nodes"):
+                    c.executemany(f"DELETE FROM {table} WHERE rowid=?", old)  # noqa: S608 - fixed table names
+            rowid = c.execute("SELECT COALESCE(MAX(rowid), 0) FROM nodes").fetchone()[0]
+            nodes, fts, cold_rows, unembed, files = [], [], [], [], []
+            for node, rel_path, mtime_ns, size, base in items:
+                row, cold = _node_row(node, rel_path, base)
+                rowid += 1
+                nodes.append((rowid, *row))
+                if cold:   # as _insert: the archive is searched by its catalog fields alone, and never embedded
+                    cold_rows.append((rowid, node.id, node.title, row[4], preview(node)))
+                    unembed.append((node.id,))
+                else:
+                    fts.append((rowid, node.id, node.title, node.gist, row[4], node.body))
+                files.append((rel_path, mtime_ns, size, node.id, None))
+            c.executemany(_INSERT_NODE_AT, nodes)
+            c.executemany(_INSERT_FTS, fts)
+            c.executemany(_INSERT_COLD, cold_rows)
+            c.executemany("DELETE FROM embeddings WHERE node_id=?", unembed)
+            c.executemany(_INSERT_FILE, files)
+
     # -- index.md's debt: what it lists is owed from the commit that changes it until it is written again ------
     def owe_index_md(self) -> bool:
         """Said in the transaction that changes what index.md lists (or just before it): a process killed after
@@ -654,6 +695,13 @@ class Index:
                 self._delete_node(row[0])
                 c.execute("DELETE FROM embeddings WHERE node_id=?", (row[0],))
             c.execute("DELETE FROM files WHERE path=?", (rel_path,))
+            c.execute("DELETE FROM clean_files WHERE path=?", (rel_path,))   # as a rebuild keeps none of a gone path
+
+    def move_clean(self, old_rel: str, new_rel: str) -> None:
+        """A file renamed as it is (a move in or out of the archive): what was known of its bytes moves with it."""
+        with self._transaction():
+            self.conn.execute("DELETE FROM clean_files WHERE path=?", (new_rel,))
+            self.conn.execute("UPDATE clean_files SET path=? WHERE path=?", (new_rel, old_rel))
 
     def _delete_node(self, node_id: str) -> None:
         c = self.conn
@@ -923,8 +971,12 @@ class Index:
             if digest is None:
                 self.conn.execute("DELETE FROM clean_files WHERE path = ?", (rel_path,))
             else:
-                self.conn.execute("INSERT OR REPLACE INTO clean_files(path, digest) VALUES (?, ?)",
-                                  (rel_path, digest))
+                self.conn.execute(_MARK_CLEAN, (rel_path, digest))
+
+    def mark_clean_many(self, marks: Sequence[tuple[str, bytes]]) -> None:
+        """mark_clean of many (path, digest) pairs at once (a save_many batch's files)."""
+        with self._transaction():
+            self.conn.executemany(_MARK_CLEAN, marks)
 
     # -- usage (rose.store.usage) ---------------------------------------------------------------------------
     def usage_state(self, node_id: str) -> dict | None:
@@ -1550,6 +1602,7 @@ _INSERT_NODE_AT = (f"INSERT INTO nodes (rowid, {', '.join(_NODE_COLUMNS)}) "
                    f"VALUES ({', '.join('?' * (len(_NODE_COLUMNS) + 1))})")
 _INSERT_FTS = "INSERT INTO nodes_fts(rowid, id, title, gist, tags, body) VALUES (?,?,?,?,?,?)"
 _INSERT_COLD = "INSERT INTO cold_fts(rowid, id, title, tags, preview) VALUES (?,?,?,?,?)"
+_MARK_CLEAN = "INSERT OR REPLACE INTO clean_files(path, digest) VALUES (?, ?)"
 _INSERT_FILE = "INSERT OR REPLACE INTO files(path, mtime_ns, size, node_id, problem) VALUES (?,?,?,?,?)"
 
 

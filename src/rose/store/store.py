@@ -90,6 +90,7 @@ if TYPE_CHECKING:  # the records load where one is read or written, never on a p
     from typing import Any
 
     from rose.records import Episode, Node
+    from rose.store.index import Upsert
     from rose.store.splice import FileView, Piece
 
 GITIGNORE = """\
@@ -117,6 +118,7 @@ GITATTRIBUTES = f"""\
 """
 UNION_LINES = (usage.GITATTRIBUTES_LINE, archive.GITATTRIBUTES_LINE)
 
+NODES_DIR = "nodes"   # the hot store's folder under the root: one folder a family
 _FAMILY_CHARS = re.compile(r"[^a-z0-9_-]+")
 _UNSEEN = object()
 
@@ -384,6 +386,8 @@ class Store:
         self._attributes_checked = False
         self._batch: FileBatch | None = None   # set while save_many writes a batch
         self._batch_usage: list[dict[str, Any]] = []
+        self._batch_rows: list[Upsert] = []      # the batch's index rows, written at once (Index.upsert_many)
+        self._batch_clean: list[tuple[str, bytes]] = []   # and its files' clean digests (Index.mark_clean_many)
         self._catalog: list[dict[str, Any]] = []   # catalog lines of moves made under the lock, not yet appended
         self._moved_dirs: set[Path] = set()          # folders renamed in or out of under the lock, not yet synced
 
@@ -398,7 +402,7 @@ class Store:
         return f"Store({str(self.root)!r}, {self.scope.value})"
 
     # -- layout ----------------------------------------------------------------------------------------------
-    nodes_dir = property(lambda self: self.root / "nodes")
+    nodes_dir = property(lambda self: self.root / NODES_DIR)
     archive_dir = property(lambda self: self.root / archive.ARCHIVE_DIR)
     catalog_path = property(lambda self: self.root / archive.ARCHIVE_DIR / archive.CATALOG_NAME)
     episodes_dir = property(lambda self: self.root / "episodes")
@@ -450,9 +454,14 @@ class Store:
 
     def node_path(self, node: Node) -> Path:
         """Where a node's file belongs: the cold archive when it is archived, else its family's folder."""
+        return self.root / self.node_rel(node)
+
+    @staticmethod
+    def node_rel(node: Node) -> str:
+        """node_path from the store's root, as text (a bulk save asks it of every lesson: no pathlib)."""
         if node.status is Status.ARCHIVED:
-            return self.root / archive.cold_rel(node.memory_type.value, node.id)
-        return self.nodes_dir / family_slug(node.family) / f"{node.id}.md"
+            return archive.cold_rel(node.memory_type.value, node.id)
+        return f"{NODES_DIR}/{family_slug(node.family)}/{node.id}.md"
 
     @property
     def record_dirs(self) -> list[Path]:
@@ -556,6 +565,7 @@ class Store:
             stamp = None
         if stamp == self._usage_stamp:
             return set()
+        self._flush_batch_rows()   # the fold updates rows: the batch's must be there, as saved one by one
         changed, offset = self.index.catch_up_usage(self.usage_path,
                                                     trusted_offset=self._usage_offset if trusted else None)
         self._usage_stamp, self._usage_offset = stamp, offset
@@ -675,6 +685,8 @@ class Store:
             finally:
                 self._batch = None
                 self._batch_usage = []
+                self._batch_rows = []
+                self._batch_clean = []
                 batch.abort()
             if rewrote:
                 self._update_index_md({node.id for node in nodes}, whole=behind)
@@ -682,6 +694,7 @@ class Store:
     def _commit_batch(self) -> None:
         """The usage log first (as in a single save), then the files, durable and in place."""
         assert self._batch is not None
+        self._flush_batch_rows()
         if self._batch_usage:
             records, self._batch_usage = self._batch_usage, []
             self._append_usage(records, batched=False)
@@ -693,8 +706,8 @@ class Store:
         if not valid_node_id(node.id):
             raise ValueError(f"refusing to write a node whose id breaks the id grammar: {node.id[:80]!r}")
         redact_node(node)
-        path = self.node_path(node)
-        rel = self._rel(path)   # node_path is under the root: the same text
+        rel = self.node_rel(node)
+        path = self.root / rel
         old_rel = self.index.path_of(node.id)
         self._catch_up_usage()
         if disk is _UNSEEN:
@@ -725,27 +738,34 @@ class Store:
         st = None
         if crossing and old_rel is not None:   # never batched: each move is durable on its own
             source = self.root / old_rel
+            text = render_node(node, meaning) if changed else None
             if cold:   # into the archive: the rename first (recall stops serving it at once), then any new meaning
                 move_file(source, path, sync=False)
-                if changed:
-                    write_text_atomic(path, render_node(node, meaning))
+                if text is not None:
+                    write_text_atomic(path, text)
             else:      # out of it: any new meaning first, in the archive, then the rename
-                if changed:
-                    write_text_atomic(source, render_node(node, meaning))
+                if text is not None:
+                    write_text_atomic(source, text)
                 move_file(source, path, sync=False)
             self._moved_dirs.update((source.parent, path.parent))
+            if text is None:
+                self.index.move_clean(old_rel, rel)   # the same bytes, renamed
+            else:
+                self.index.mark_clean(rel, _clean_digest(text.encode("utf-8", "surrogatepass")))
             self.index.remove_path(old_rel)
             self._catalog.append(archive.archive_line(node, rel, because or _why(node)) if cold
                                  else archive.op_line("restore", node.id, because))
         else:
             if rewrite:
                 text = render_node(node, meaning)
+                # written from redacted fields (redaction is idempotent): these bytes are clean under this redactor
+                digest = _clean_digest(text.encode("utf-8", "surrogatepass"))
                 if self._batch is not None:
                     st = self._batch.write_text(path, text)
+                    self._batch_clean.append((rel, digest))
                 else:
                     write_text_atomic(path, text)
-                # written from redacted fields (redaction is idempotent): these bytes are clean under this redactor
-                self.index.mark_clean(rel, _clean_digest(text.encode("utf-8", "surrogatepass")))
+                    self.index.mark_clean(rel, digest)
             if moved and old_rel:  # the family changed: the old file goes, the new one is the node
                 if self._batch is not None:
                     self._batch.unlink_after(self.root / old_rel)
@@ -757,8 +777,21 @@ class Store:
                 self.index.remove_path(old_rel)
         st = st or path.stat()
         kept = usage.View() if rewrite or not isinstance(disk, _OnDisk) else _redacted(disk.base)
-        self.index.upsert(node, rel, st.st_mtime_ns, st.st_size, kept)
+        if self._batch is not None:
+            self._batch_rows.append((node, rel, st.st_mtime_ns, st.st_size, kept))
+        else:
+            self.index.upsert(node, rel, st.st_mtime_ns, st.st_size, kept)
         return rewrite or crossing
+
+    def _flush_batch_rows(self) -> None:
+        """The index rows save_many's batch has staged, written (inside its transaction): before anything reads
+        or refolds rows (the usage catch-up) and before the batch's files land."""
+        if self._batch_clean:
+            marks, self._batch_clean = self._batch_clean, []
+            self.index.mark_clean_many(marks)
+        if self._batch_rows:
+            rows, self._batch_rows = self._batch_rows, []
+            self.index.upsert_many(rows)
 
     def _flush_catalog(self) -> None:
         """Append the catalog lines of the moves made under this lock (one write for a whole batch), after the
@@ -850,7 +883,7 @@ class Store:
 
     def _on_disk(self, path: Path) -> _OnDisk | None:
         try:
-            node = self.read_node_file(path)
+            node = self.read_node_file(path, _read_bytes(path))   # os.open: a new lesson's miss costs 3 us, not 15
         except (CorruptFile, FileNotFoundError):
             return None   # nothing readable there: the save writes the file whole, as it always did
         return _OnDisk(usage.meaning(node), node.body, usage.view_of(node))
