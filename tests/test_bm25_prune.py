@@ -86,17 +86,24 @@ def test_the_row_count_is_read_as_sqlites_varint() -> None:
         bm25.row_count(bytes([0x83]))
 
 
-def test_an_unreadable_row_count_ranks_every_lesson(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def _traced_best(store: Store) -> tuple[list, list[str], list[str]]:
+    """The pruned top 20 of one prompt's words, the words, and the SQL statements it ran."""
     index = store.index
     generic = selective_cap(index.lesson_count()) + 1
     words = query_words("why is the redis cache ttl ignored")
-    monkeypatch.setattr(index, "_fts_rows", lambda: None)
     statements: list[str] = []
     index.conn.set_trace_callback(statements.append)
     try:
         got = index._best(words, 20, generic)
     finally:
         index.conn.set_trace_callback(None)
+    return got, words, statements
+
+
+def test_an_unreadable_row_count_ranks_every_lesson(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store.index, "_fts_rows", lambda: None)
+    got, words, statements = _traced_best(store)
+    index = store.index
     assert got == index._top(" OR ".join(f'"{w}"' for w in words), 20)
     assert not any("+rowid IN" in s for s in statements)
 
@@ -105,17 +112,10 @@ def test_a_write_between_the_counts_and_the_ranking_ranks_every_lesson(store: St
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The ceilings rest on counts of one state of the index: if another process wrote between them and the
     filtered ranking, the whole ranking answers instead."""
-    index = store.index
-    generic = selective_cap(index.lesson_count()) + 1
-    words = query_words("why is the redis cache ttl ignored")
     stamps = iter([b"before", b"after"])
-    monkeypatch.setattr(index, "_fts_stamp", lambda: next(stamps, b"after"))
-    statements: list[str] = []
-    index.conn.set_trace_callback(statements.append)
-    try:
-        got = index._best(words, 20, generic)
-    finally:
-        index.conn.set_trace_callback(None)
+    monkeypatch.setattr(store.index, "_fts_stamp", lambda: next(stamps, b"after"))
+    got, words, statements = _traced_best(store)
+    index = store.index
     ranked = [s for s in statements if "bm25(nodes_fts" in s]
     assert "+rowid IN" in ranked[0] and "+rowid IN" not in ranked[-1]
     assert got == index._top(" OR ".join(f'"{w}"' for w in words), 20)

@@ -13,18 +13,11 @@ import pytest
 from rose.model import Node, Scope, Status
 from rose.store import Layers, Store
 from rose.store.store import _FIND_EACH, _without_lines_of
+from tests.support.index_md import full_rewrite
 
 FAMILIES = ["b", "a", "zz", "a b", "ünï", "a-b"]
 
 
-def _full(store: Store) -> bytes:
-    """What the whole rewrite writes for the index as it is (index.md is put back as it was)."""
-    kept = store.index_md_path.read_bytes()
-    with store.lock():
-        store._write_index_md()
-    full = store.index_md_path.read_bytes()
-    store.index_md_path.write_bytes(kept)
-    return full
 
 
 def _node(store: Store, rng: random.Random, i: int) -> Node:
@@ -42,11 +35,11 @@ def test_batches_splice_index_md_to_exactly_the_full_rewrite(layers: Layers, mon
     nodes = [_node(store, rng, i) for i in range(300)]
     for start in range(0, 300, 60):          # batches past _FIND_EACH: the split path
         store.save_many(nodes[start:start + 60])
-        assert whole == [] and store.index_md_path.read_bytes() == _full(store)
+        assert whole == [] and store.index_md_path.read_bytes() == full_rewrite(store)
         whole.clear()
     small = [_node(store, rng, 1000 + i) for i in range(_FIND_EACH)]
     store.save_many(small)                   # a batch of at most _FIND_EACH: each id found on its own
-    assert whole == [] and store.index_md_path.read_bytes() == _full(store)
+    assert whole == [] and store.index_md_path.read_bytes() == full_rewrite(store)
     whole.clear()
 
     again = rng.sample(nodes, 80)            # new families, levels and titles for lessons already listed
@@ -56,7 +49,7 @@ def test_batches_splice_index_md_to_exactly_the_full_rewrite(layers: Layers, mon
     store.save_many(again + [_node(store, rng, 2000 + i) for i in range(30)])
     assert whole == []                       # every batch spliced, none written whole
     text = store.index_md_path.read_bytes()
-    assert text == _full(store)
+    assert text == full_rewrite(store)
     assert f"\n{again[0].id} | ".encode() not in text
     assert all(text.count(f"\n{n.id} | ".encode()) == 1 for n in again[1:])
 
@@ -78,7 +71,7 @@ def test_every_line_of_a_saved_id_goes_even_duplicates_a_hand_edit_left(layers: 
     store.save_many(batch)
     text = store.index_md_path.read_bytes()
     assert b"stale" not in text and text.count(f"\n{victim.id} | ".encode()) == 1
-    assert text == _full(store)
+    assert text == full_rewrite(store)
 
 
 def test_removing_lines_finds_the_same_with_either_method() -> None:
@@ -131,7 +124,7 @@ def test_killed_between_the_commit_and_index_md_the_next_sync_writes_it(layers: 
     report = fresh.sync()
     assert not report.changed                              # nothing for the index to catch up: the debt alone
     text = fresh.index_md_path.read_bytes()
-    assert text == _full(fresh) and b"\nn_000000 | " in text
+    assert text == full_rewrite(fresh) and b"\nn_000000 | " in text
     assert not fresh.index.index_md_owed()
     fresh.close()
 
@@ -148,7 +141,7 @@ def test_each_write_pays_its_debt_and_a_write_that_finds_one_writes_whole(layers
     store.restore([nodes[1].id])
     store.delete(nodes[2].id)
     assert not store.index.index_md_owed()
-    assert store.index_md_path.read_bytes() == _full(store)
+    assert store.index_md_path.read_bytes() == full_rewrite(store)
 
     # an index.md that lost a line (a killed write's) with the debt recorded: the next save writes it whole
     data = store.index_md_path.read_bytes()
@@ -157,7 +150,7 @@ def test_each_write_pays_its_debt_and_a_write_that_finds_one_writes_whole(layers
     store.index_md_path.write_bytes(data[:at + 1] + data[data.index(b"\n", at + 1) + 1:])
     store.index.owe_index_md()
     store.save(_node(store, rng, 100))
-    assert store.index_md_path.read_bytes() == _full(store) and lost in store.index_md_path.read_bytes()
+    assert store.index_md_path.read_bytes() == full_rewrite(store) and lost in store.index_md_path.read_bytes()
 
 
 SYNC_KILLED = """
@@ -193,7 +186,7 @@ def test_a_sync_killed_before_index_md_leaves_the_debt_too(layers: Layers) -> No
     fresh = Store(store.root, Scope.PROJECT)
     assert not fresh.sync().changed                       # the row is in; only the debt says index.md lacks it
     assert f"\n{hand.id} | ".encode() in fresh.index_md_path.read_bytes()
-    assert fresh.index_md_path.read_bytes() == _full(fresh)
+    assert fresh.index_md_path.read_bytes() == full_rewrite(fresh)
     fresh.close()
 
 
@@ -212,5 +205,5 @@ def test_an_index_md_that_is_a_link_to_another_stores_is_replaced_never_read(lay
     written = project.index_md_path.read_bytes()
     assert b"my private global lesson" not in written
     assert b"project lesson one" in written and b"project lesson two" in written
-    assert written == _full(project)
+    assert written == full_rewrite(project)
     assert glob.index_md_path.read_bytes() == target

@@ -14,18 +14,11 @@ from rose.model import Node, Status
 from rose.store import Layers, Store
 from rose.store import splice
 from rose.store import store as store_module
+from tests.support.index_md import full_rewrite
 
 FAMILIES = ["b", "a", "zz", "a b", "ünï", "a-b", "a-b-c"]
 
 
-def _full(store: Store) -> bytes:
-    """What the whole rewrite writes for the index as it is (index.md is put back as it was)."""
-    kept = store.index_md_path.read_bytes()
-    with store.lock():
-        store._write_index_md()
-    full = store.index_md_path.read_bytes()
-    store.index_md_path.write_bytes(kept)
-    return full
 
 
 def _reads(monkeypatch) -> list[int]:
@@ -43,7 +36,7 @@ def _node(store: Store, rng: random.Random, i: int) -> Node:
 
 
 def _restamp(store: Store) -> None:
-    """index.md put back as rose wrote it, with its stamp recorded (what _full's write_bytes undid)."""
+    """index.md put back as rose wrote it, with its stamp recorded (what full_rewrite's write_bytes undid)."""
     with store.lock():
         store._write_index_md()
 
@@ -82,7 +75,7 @@ def test_random_saves_updates_archives_and_moves_splice_to_exactly_the_full_rewr
             store.update(target.id, change)
         if step % 20 == 19:
             assert whole == [] and reads == [], f"by step {step}"   # every write a trusted splice
-            assert store.index_md_path.read_bytes() == _full(store), f"after step {step}"
+            assert store.index_md_path.read_bytes() == full_rewrite(store), f"after step {step}"
             _restamp(store)
             whole.clear()
 
@@ -108,7 +101,7 @@ def test_a_file_edited_by_hand_is_read_even_with_its_size_and_mtime_kept(layers:
     store.update(victim.id, lambda n: setattr(n, "title", "fixed"))
     assert reads == [1]                                       # not trusted: read as any file is
     text = path.read_bytes()
-    assert b"stale" not in text and text == _full(store)
+    assert b"stale" not in text and text == full_rewrite(store)
 
 
 def test_a_line_not_where_the_index_says_means_the_file_is_read(layers: Layers, monkeypatch) -> None:
@@ -121,7 +114,7 @@ def test_a_line_not_where_the_index_says_means_the_file_is_read(layers: Layers, 
     wrong = {nodes[3].id: (b"no-such-family", 0, nodes[3].id.encode())}
     with store.lock():
         store._update_index_md(wrong)
-    assert reads == [1] and store.index_md_path.read_bytes() == _full(store)
+    assert reads == [1] and store.index_md_path.read_bytes() == full_rewrite(store)
 
 
 @pytest.mark.parametrize("way", ["copy_file_range", "sendfile", "read"])
@@ -143,7 +136,7 @@ def test_every_way_of_copying_writes_the_same_file(layers: Layers, monkeypatch, 
     reads = _reads(monkeypatch)
     for i in range(5):
         store.save(_node(store, rng, 100 + i))
-    assert reads == [] and store.index_md_path.read_bytes() == _full(store)
+    assert reads == [] and store.index_md_path.read_bytes() == full_rewrite(store)
     assert used and (counted in splice._WAYS or way != "read")   # it copied (or said "not here" and gave way)
 
 
