@@ -10,6 +10,7 @@ import pytest
 from rose.store import frontmatter
 from rose.store.frontmatter import dump_yaml, load_yaml
 from tests.support.gen_store import make_nodes
+from tests.support.frontmatter_check import pyyaml_reading
 
 PIECES = ["tags:\n- a\n- b\n", "tags:\n", "dropped:\n- claim: c\n  kind: fact\n", "x:\n  tags:\n  - a\n",
           "x:\n  y: 1\n", "level: 0\n", "tags: []\n", "title: t\n", "tags:\n  a: 1\n", "null:\n- a\n",
@@ -40,10 +41,7 @@ def test_reads_equal_pyyaml_at_every_size_of_memory(bound: int, monkeypatch: pyt
             assert len(memory) <= bound
         if fast is None:
             continue
-        try:
-            slow = load_yaml(head)
-        except Exception:   # noqa: BLE001 - PyYAML refusing is a case the fast reader must not accept
-            pytest.fail(f"fast reader accepted what PyYAML refuses: {head!r}")
+        slow = pyyaml_reading(head)
         assert repr(fast) == repr(slow), head
         accepted += 1
     assert accepted > 500
