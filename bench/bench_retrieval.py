@@ -340,8 +340,6 @@ def main() -> int:
         print()
         print("\n".join(sense_report(new, queries, held, settings)))
         print()
-        print("\n".join(colloc_report(new, queries, held, settings)))
-        print()
         print("\n".join(cosine_report(queries)))
         if args.sweep:
             sweep(new, queries, settings)
@@ -363,16 +361,11 @@ def main() -> int:
 
 # -- the everyday-words rule: before and after, on the set and on prompts written after it was chosen --------------
 @contextmanager
-def previous_rule(everyday: bool = False, elsewhere: bool = False, title: bool = False, sense: bool = False,
-                  colloc: bool = False):
+def previous_rule(everyday: bool = False, elsewhere: bool = False, title: bool = False, sense: bool = False):
     """The lexical evidence rule with some of #13's off-topic parts switched off (all off: the rule before them):
     `everyday` the general-English table (off: every word a lesson holds is a term), `elsewhere` the unknown-share
-    gate, `title` the whole-title match, `sense` the everyday-sense rule (index.everyday_sense), `colloc` the
-    everyday-expression rule (index.collocated: a word inside "price tag" is no term)."""
+    gate, `title` the whole-title match, `sense` the everyday-sense rule (index.everyday_sense)."""
     saved = index_mod.everyday, index_mod.ELSEWHERE_SHARE, index_mod.names, index_mod.everyday_sense
-    saved_colloc = index_mod.collocated
-    if not colloc:
-        index_mod.collocated = lambda _word, _tokens, _holds: False
     if not everyday:
         index_mod.everyday = frozenset          # called: an empty table
     if not elsewhere:
@@ -385,13 +378,10 @@ def previous_rule(everyday: bool = False, elsewhere: bool = False, title: bool =
         yield
     finally:
         index_mod.everyday, index_mod.ELSEWHERE_SHARE, index_mod.names, index_mod.everyday_sense = saved
-        index_mod.collocated = saved_colloc
 
 
-# the rule without the everyday-sense part: every other part of #13's off-topic rule on
-BEFORE_SENSE = {"everyday": True, "elsewhere": True, "title": True, "colloc": True}
-# the rule as it was before the everyday-expression part (WordNet's multiword expressions)
-BEFORE_COLLOC = {"everyday": True, "elsewhere": True, "title": True, "sense": True}
+# the rule as it was before the everyday-sense part: every other part of #13's off-topic rule on
+BEFORE_SENSE = {"everyday": True, "elsewhere": True, "title": True}
 
 
 @contextmanager
@@ -469,52 +459,6 @@ def sense_report(store: Store, queries: list[Query], held: list[Query], settings
         lines.append(f"{label}: off-topic prompts served anything: before sense {len(was)} of "
                      f"{sum(not q.needs for q in qs)}, now {len(still)}"
                      + (f" ({'; '.join(repr(t) for t in still)})" if still else ""))
-    return lines
-
-
-def colloc_report(store: Store, queries: list[Query], held: list[Query], settings: RecallSettings) -> list[str]:
-    """The everyday-expression rule (a word inside a WordNet multiword expression the store does not hold is no
-    term): the rule before it vs now, on the set and on each held-out round apart (round 4 written before it)."""
-    rounds = sorted({q.heldout for q in held})
-    lines = ["the everyday-expression rule (hybrid), before it vs now, per held-out round", SERVED_HEADER]
-    groups = [("set", queries)] + [(f"held out {r}", [q for q in held if q.heldout == r]) for r in rounds]
-    for label, qs in groups:
-        for dense in (True, False):
-            mode = "" if dense else ", lexical only"
-            with previous_rule(**BEFORE_COLLOC):
-                before = served_stats(qs, served_now(store, qs, settings, dense))
-            now = served_stats(qs, served_now(store, qs, settings, dense))
-            lines.append(served_row(f"{label}{mode}: before expressions", before))
-            lines.append(served_row(f"{label}{mode}: now", now))
-    real = index_mod.collocated
-    for label, qs in groups:
-        with previous_rule(**BEFORE_COLLOC):
-            was = served_now(store, qs, settings)
-        fired: dict[str, list[str]] = {}     # prompt -> the words the rule set aside in it
-
-        def spy(word: str, tokens: list[str], holds: Callable[[str], bool]) -> bool:
-            out = real(word, tokens, holds)
-            if out:
-                fired.setdefault(" ".join(tokens), []).append(word)
-            return out
-
-        index_mod.collocated = spy
-        try:
-            now = served_now(store, qs, settings)
-        finally:
-            index_mod.collocated = real
-        off = {" ".join(index_mod._WORD.findall(q.text.lower()[:4000])): bool(q.needs) for q in qs}
-        lines.append(f"{label}: words set aside in {sum(1 for t in fired if off.get(t))} on-topic and "
-                     f"{sum(1 for t in fired if not off.get(t, True))} off-topic prompts "
-                     f"(changed what was served for {sum(1 for w, n in zip(was, now) if w != n)})")
-        still = [q.text for q, s in zip(qs, now) if not q.needs and s]
-        lost = [f"{q.text!r} lost {sorted(set(w) & set(q.needs) - set(n))}" for q, w, n in zip(qs, was, now)
-                if q.needs and set(w) & set(q.needs) - set(n)]
-        lines.append(f"{label}: off-topic prompts served anything: before expressions "
-                     f"{sum(1 for q, s in zip(qs, was) if not q.needs and s)} of {sum(not q.needs for q in qs)}, "
-                     f"now {len(still)}" + (f" ({'; '.join(repr(t) for t in still)})" if still else ""))
-        if lost:
-            lines.append(f"{label}: needed lessons no longer served: " + "; ".join(lost))
     return lines
 
 

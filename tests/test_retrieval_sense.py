@@ -43,10 +43,8 @@ def test_the_words_of_these_lessons_are_what_the_rule_assumes() -> None:
     assert not {"flaky", "auth", "suite", "py"} & common
 
 
-def test_a_lone_term_in_its_everyday_sense_admits_nothing(layers: Layers, monkeypatch) -> None:
+def test_a_lone_term_in_its_everyday_sense_admits_nothing(layers: Layers) -> None:
     _fill(layers)
-    # the sense rule alone: WordNet lists "test drive", which the expression rule would set aside first
-    monkeypatch.setattr(index_mod, "collocated", lambda _word, _tokens, _holds: False)
     hit = _hits(layers, "what should I look at when I test drive a car this weekend?")["n_flaky001"]
     # "test" (a tag) and "weekend" are two selective words of the lesson: enough before, not in this sense
     assert hit.selective == 2 and hit.terms == 1 and not hit.phrase

@@ -31,7 +31,7 @@ from rose.store.archive import is_cold_path
 from rose.store.usage import View
 from rose.tokens import estimate
 from rose.typedrecord import NamedTuple, Record, field, fields
-from rose.words import STOPWORDS, collocated, everyday
+from rose.words import STOPWORDS, everyday
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -419,7 +419,6 @@ class PromptEvidence(Record, frozen=True):
     anchored: bool         # it shares at least one term with the store
     elsewhere: bool        # ELSEWHERE_SHARE or more of its words are unknown to a store of ELSEWHERE_MIN_LESSONS
     everyday_sense: bool = False   # its terms are all everyday words, no two of them in one lesson (everyday_sense)
-    collocated: bool = False       # a word of the store it holds stood inside an everyday expression (words.collocated)
 
 
 def admits(hit: LexicalHit, prompt: PromptEvidence) -> bool:
@@ -441,7 +440,7 @@ def admits(hit: LexicalHit, prompt: PromptEvidence) -> bool:
 def corroborable(prompt: PromptEvidence) -> bool:
     """Whether a dense agreement may stand in for a hit's missing lexical evidence: not when the prompt is mostly words
     the store has never seen, nor when its terms are in their everyday sense (a middling cosine is all they earn)."""
-    return not prompt.elsewhere and not prompt.everyday_sense and not (prompt.collocated and not prompt.anchored)
+    return not prompt.elsewhere and not prompt.everyday_sense
 
 
 def everyday_sense(terms: list[str], context: int, common: frozenset[str],
@@ -1447,11 +1446,6 @@ class Index:
 
         common = everyday()
         words = query_words(query, WORDS_CHECKED)
-        tokens = _WORD.findall(query.lower()[:4000])
-        set_aside = False   # a word the store holds was taken as part of an everyday expression ("price tag")
-
-        def store_holds(phrase: str) -> bool:
-            return holders(phrase)[0] > 0
         known: dict[str, int] = {}
         selective_in_query = present = 0
         anchored = False
@@ -1466,8 +1460,6 @@ class Index:
             # hash, a version): those are new in every prompt and say nothing about the topic.
             selective = df <= cap and (df > 0 or not any(ch.isdigit() for ch in word))
             term = df > 0 and (word not in common or tagged(word))
-            if term and collocated(word, tokens, store_holds):
-                term, set_aside = False, True
             anchored = anchored or term
             if term:
                 terms.append(word)
@@ -1501,7 +1493,7 @@ class Index:
 
         context = sum(1 for w in words if not any(ch.isdigit() for ch in w)) - 1   # the words beside one term
         prompt = PromptEvidence(selective_in_query, present, anchored, elsewhere,
-                                everyday_sense(terms, context, common, share_a_lesson), set_aside)
+                                everyday_sense(terms, context, common, share_a_lesson))
         for hit in hits.values():
             hit.admitted = admits(hit, prompt)
             hit.corroborable = corroborable(prompt)
