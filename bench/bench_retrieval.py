@@ -18,8 +18,8 @@ lessons as 128-token chunks, a lesson scored by its best chunk). Every prompt is
            cosines above the space's noise floor are fused; hybrid = selectors.hybrid (relative BM25 and cosine)
 
 Held-out prompts (`"heldout"` in prompts.jsonl: rounds 1 and 2 written after the everyday-words evidence rule was
-chosen, round 3 after the everyday-sense rule, round 4 before the everyday-expression rule, which was not taken:
-docs/benchmarks.md) are left out of every table but their own: each rule before and after
+chosen, round 3 after the everyday-sense rule, round 4 before the everyday-expression rule, which was not taken,
+round 5 before the no-term agreement rule was run on it: docs/benchmarks.md) are left out of every table but their own: each rule before and after
 it, per round, with and without the dense model. --sweep adds the everyday-words rule part by part (sweep 4), its
 unknown-share gate by store size, on random subsets of the lessons (sweep 5), and the everyday-sense rule part by
 part (sweep 6).
