@@ -341,6 +341,8 @@ def main() -> int:
         print()
         print("\n".join(sense_report(new, queries, held, settings)))
         print()
+        print("\n".join(no_term_report(new, chunked, queries, held, settings)))
+        print()
         print("\n".join(cosine_report(queries)))
         if args.sweep:
             sweep(new, queries, settings)
@@ -403,6 +405,52 @@ def sense_parts(admission: bool = True, agreement: bool = True, pairs: bool = Tr
         yield
     finally:
         index_mod.EVERYDAY_SENSE_SELECTIVE, index_mod.corroborable, index_mod.term_pairs = saved
+
+
+@contextmanager
+def agreement_for_no_term():
+    """The dense agreement as it was before the no-term rule (issue 13, pre-registered before held-out round 5): a
+    prompt that shares no term with the store may still have a lexical hit served on the dense model's say."""
+    saved = index_mod.corroborable
+    index_mod.corroborable = lambda prompt: not prompt.elsewhere and not prompt.everyday_sense
+    try:
+        yield
+    finally:
+        index_mod.corroborable = saved
+
+
+def no_term_report(store: Store, chunked, queries: list[Query], held: list[Query],
+                   settings: RecallSettings) -> list[str]:
+    """The no-term agreement rule before and after: hybrid, lexical only and recall end to end, on the set and each
+    held-out round; then every prompt whose service it changes (off-topic ones kept out, needed lessons lost)."""
+    rounds = sorted({q.heldout for q in held})
+    groups = [("set", queries)] + [(f"held out {r}", [q for q in held if q.heldout == r]) for r in rounds]
+    lines = ["the no-term agreement rule (a prompt sharing no term with the store gets no dense agreement), before vs "
+             "now", SERVED_HEADER]
+    changed: list[str] = []
+    for label, qs in groups:
+        arms = (("", lambda: served_now(store, qs, settings)),
+                (", lexical only", lambda: served_now(store, qs, settings, dense=False)),
+                (", end to end", lambda: end_to_end(store, chunked, qs)[0]))
+        for mode, serve in arms:
+            with agreement_for_no_term():
+                before = serve()
+            now = serve()
+            for when, served in (("before", before), ("now", now)):
+                st = served_stats(qs, served)
+                off = sum(1 for q, s in zip(qs, served) if not q.needs and s)
+                lines.append(served_row(f"{label}{mode}: {when}", st,
+                                        f"   {off} of {sum(not q.needs for q in qs)} off-topic served"))
+            if mode == ", lexical only":
+                continue
+            for q, b, n in zip(qs, before, now):
+                if b != n:
+                    lost = sorted(set(b) & q.needs - set(n))
+                    gained = sorted(set(n) & q.needs - set(b))
+                    kind = "off-topic" if not q.needs else ("LOST " + " ".join(lost) if lost else "on-topic")
+                    changed.append(f"  {label}{mode}: {q.text!r} [{kind}] {len(b)} -> {len(n)} served"
+                                   + (f" (gained {' '.join(gained)})" if gained else ""))
+    return lines + ["prompts whose service the rule changes:"] + (changed or ["  none"])
 
 
 def served_now(store: Store, queries: list[Query], settings: RecallSettings, dense: bool = True) -> list[Ranking]:
