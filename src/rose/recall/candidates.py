@@ -215,9 +215,8 @@ def relevant_enough(c: Candidate) -> bool:
 def lexical_evidence(c: Candidate) -> bool:
     """An admitted lexical hit (a phrase of the prompt, or two selective words), or a lexical hit the dense model
     also ranks above its noise floor: two independent signals agreeing (bench: recall .80 -> .83, off-topic
-    unchanged). Not the agreement when the prompt shares no term with the store or is mostly words it has never seen
-    (LexicalHit.corroborable): there a shared generic word and a middling cosine are both what any unrelated prompt
-    gets."""
+    unchanged). Not the agreement when the prompt is mostly words the store has never seen (LexicalHit.corroborable):
+    there a shared generic word and a middling cosine are both what any unrelated prompt gets."""
     return c.lexical_rank is not None and (c.admitted or (c.dense_rank is not None and c.corroborable))
 
 

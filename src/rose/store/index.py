@@ -407,8 +407,8 @@ class LexicalHit(Record):
     phrase: bool = False   # it holds a selective phrase of the query
     named: bool = False    # the prompt holds every content word of its title
     admitted: bool = False
-    corroborable: bool = True   # a dense agreement may stand in for missing evidence (not when the prompt shares
-                                # no term with the store, or is mostly words it has never seen: `corroborable`)
+    corroborable: bool = True   # a dense agreement may stand in for missing evidence (not when the prompt is
+                                # mostly words the store has never seen)
 
 
 class PromptEvidence(Record, frozen=True):
@@ -438,11 +438,9 @@ def admits(hit: LexicalHit, prompt: PromptEvidence) -> bool:
 
 
 def corroborable(prompt: PromptEvidence) -> bool:
-    """Whether a dense agreement may stand in for a hit's missing lexical evidence: not when the prompt shares no term
-    with the store (its words in common are everyday English: "a library card at the city library"), is mostly words
-    the store has never seen, or uses its terms in their everyday sense (a middling cosine is all they earn).
-    The first part was pre-registered before held-out round 5 was written (docs/benchmarks.md, issue 13)."""
-    return prompt.anchored and not prompt.elsewhere and not prompt.everyday_sense
+    """Whether a dense agreement may stand in for a hit's missing lexical evidence: not when the prompt is mostly words
+    the store has never seen, nor when its terms are in their everyday sense (a middling cosine is all they earn)."""
+    return not prompt.elsewhere and not prompt.everyday_sense
 
 
 def everyday_sense(terms: list[str], context: int, common: frozenset[str],
