@@ -18,10 +18,12 @@ lessons as 128-token chunks, a lesson scored by its best chunk). Every prompt is
            cosines above the space's noise floor are fused; hybrid = selectors.hybrid (relative BM25 and cosine)
 
 Held-out prompts (`"heldout"` in prompts.jsonl: rounds 1 and 2 written after the everyday-words evidence rule was
-chosen, round 3 after the everyday-sense rule) are left out of every table but their own: each rule before and after
-it, per round, with and without the dense model. --sweep adds the everyday-words rule part by part (sweep 4), its
-unknown-share gate by store size, on random subsets of the lessons (sweep 5), and the everyday-sense rule part by
-part (sweep 6).
+chosen, round 3 after the everyday-sense rule, round 4 before the everyday-expression rule, which was not taken,
+round 5 before the no-term agreement rule, also not taken, was run on it: docs/benchmarks.md) are left out of every
+table but their own: each rule before and after it, per round, with and without the dense model; the rules not taken
+where the bench keeps them (the no-term agreement: `no_term_agreement`). --sweep adds the everyday-words rule part
+by part (sweep 4), its unknown-share gate by store size, on random subsets of the lessons (sweep 5), and the
+everyday-sense rule part by part (sweep 6).
 
 Ranking metrics (prompts with needs): R@5, R@10, R@20 (20 = recall.candidates, what a selector is handed), MRR.
 Served metrics: recall (share of a prompt's needs served), lessons served per prompt, precision (needed served /
@@ -340,6 +342,8 @@ def main() -> int:
         print()
         print("\n".join(sense_report(new, queries, held, settings)))
         print()
+        print("\n".join(no_term_report(new, chunked, queries, held, settings)))
+        print()
         print("\n".join(cosine_report(queries)))
         if args.sweep:
             sweep(new, queries, settings)
@@ -402,6 +406,54 @@ def sense_parts(admission: bool = True, agreement: bool = True, pairs: bool = Tr
         yield
     finally:
         index_mod.EVERYDAY_SENSE_SELECTIVE, index_mod.corroborable, index_mod.term_pairs = saved
+
+
+@contextmanager
+def no_term_agreement():
+    """The no-term agreement rule, tried and not taken (issue 13, pre-registered before held-out round 5, which it
+    cost a needed lesson and kept no off-topic prompt out of: docs/benchmarks.md): a prompt that shares no term with
+    the store gets no dense agreement. A bench-only variant of index.corroborable; the rule is in history at be3fc82."""
+    saved = index_mod.corroborable
+    index_mod.corroborable = lambda prompt: prompt.anchored and saved(prompt)
+    try:
+        yield
+    finally:
+        index_mod.corroborable = saved
+
+
+def no_term_report(store: Store, chunked, queries: list[Query], held: list[Query],
+                   settings: RecallSettings) -> list[str]:
+    """The no-term agreement rule (not taken) without and with: hybrid, lexical only and recall end to end, on the set
+    and each held-out round; then every prompt whose service it changes (off-topic ones kept out, needed lessons
+    lost)."""
+    rounds = sorted({q.heldout for q in held})
+    groups = [("set", queries)] + [(f"held out {r}", [q for q in held if q.heldout == r]) for r in rounds]
+    lines = ["the no-term agreement rule (tried, not taken: a prompt sharing no term with the store gets no dense "
+             "agreement), now vs with it", SERVED_HEADER]
+    changed: list[str] = []
+    for label, qs in groups:
+        arms = (("", lambda qs=qs: served_now(store, qs, settings)),
+                (", lexical only", lambda qs=qs: served_now(store, qs, settings, dense=False)),
+                (", end to end", lambda qs=qs: end_to_end(store, chunked, qs)[0]))
+        for mode, serve in arms:
+            before = serve()
+            with no_term_agreement():
+                now = serve()
+            for when, served in (("now", before), ("with it", now)):
+                st = served_stats(qs, served)
+                off = sum(1 for q, s in zip(qs, served) if not q.needs and s)
+                lines.append(served_row(f"{label}{mode}: {when}", st,
+                                        f"   {off} of {sum(not q.needs for q in qs)} off-topic served"))
+            if mode == ", lexical only":
+                continue
+            for q, b, n in zip(qs, before, now):
+                if b != n:
+                    lost = sorted(set(b) & q.needs - set(n))
+                    gained = sorted(set(n) & q.needs - set(b))
+                    kind = "off-topic" if not q.needs else ("LOST " + " ".join(lost) if lost else "on-topic")
+                    changed.append(f"  {label}{mode}: {q.text!r} [{kind}] {len(b)} -> {len(n)} served"
+                                   + (f" (gained {' '.join(gained)})" if gained else ""))
+    return lines + ["prompts whose service the rule changes:"] + (changed or ["  none"])
 
 
 def served_now(store: Store, queries: list[Query], settings: RecallSettings, dense: bool = True) -> list[Ranking]:

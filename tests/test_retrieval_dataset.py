@@ -76,7 +76,7 @@ def test_the_set_has_off_topic_prompts_and_long_lessons_that_prompts_need(lesson
     assert len(long_ids) >= 6
     needing = [p for p in prompts if set(p["needs"]) & long_ids]
     assert len(needing) >= 3 * len(long_ids) - 1
-    assert {i for p in needing for i in p["needs"]} == long_ids   # every long lesson is needed by some prompt
+    assert long_ids <= {i for p in needing for i in p["needs"]}   # every long lesson is needed by some prompt
 
 
 def test_unnamed_prompts_share_no_content_word_with_what_they_need(lessons: list[dict],

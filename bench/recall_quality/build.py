@@ -23,7 +23,8 @@ sys.path.insert(0, str(HERE))
 from authoring import (lessons_corvid, lessons_dev, lessons_extra, lessons_infra, lessons_long,  # noqa: E402
                        lessons_ops, lessons_quality, lessons_services)
 from authoring.prompts_heldout import (HELDOUT2_OFFTOPIC, HELDOUT2_PROMPTS, HELDOUT3_OFFTOPIC,  # noqa: E402
-                                      HELDOUT3_PROMPTS, HELDOUT_OFFTOPIC, HELDOUT_PROMPTS)
+                                      HELDOUT3_PROMPTS, HELDOUT4_OFFTOPIC, HELDOUT4_PROMPTS, HELDOUT5_OFFTOPIC,
+                                      HELDOUT5_PROMPTS, HELDOUT_OFFTOPIC, HELDOUT_PROMPTS)
 from authoring.prompts_src import LONG_PROMPTS, OFFTOPIC_PROMPTS, PROMPTS  # noqa: E402
 
 FAMILIES = {
@@ -52,23 +53,33 @@ def lessons() -> list[dict]:
 
 def prompts(by_key: dict[str, dict]) -> list[dict]:
     """Ids are positional (q001 ...): the long-lesson prompts and the off-topic ones (needs empty) come last, then
-    the held-out ones (`"heldout": true`, then `2` and `3` for the second and third rounds), written after the rule
+    the held-out ones (`"heldout": true`, then `2` to `5` for the later rounds), written after the rule
     they test was chosen."""
     out = []
     rows = PROMPTS + LONG_PROMPTS + [(text, "", False) for text in OFFTOPIC_PROMPTS]
     heldout = HELDOUT_PROMPTS + [(text, "", False) for text in HELDOUT_OFFTOPIC]
     heldout2 = HELDOUT2_PROMPTS + [(text, "", False) for text in HELDOUT2_OFFTOPIC]
     heldout3 = HELDOUT3_PROMPTS + [(text, "", False) for text in HELDOUT3_OFFTOPIC]
-    rounds = [len(rows), len(rows) + len(heldout), len(rows) + len(heldout) + len(heldout2)]   # where each begins
-    for n, (text, keys, unnamed) in enumerate(rows + heldout + heldout2 + heldout3, 1):
+    heldout4 = HELDOUT4_PROMPTS + [(text, "", False) for text in HELDOUT4_OFFTOPIC]
+    heldout5 = HELDOUT5_PROMPTS + [(text, "", False) for text in HELDOUT5_OFFTOPIC]
+    starts = [len(rows)]                                            # where each held-out round begins
+    for block in (heldout, heldout2, heldout3, heldout4):
+        starts.append(starts[-1] + len(block))
+    for n, (text, keys, unnamed) in enumerate(rows + heldout + heldout2 + heldout3 + heldout4 + heldout5, 1):
         ks = keys.split()
         missing = [k for k in ks if k not in by_key]
         if missing:
             raise SystemExit(f"prompt {n} needs unknown lesson key(s) {missing}: {text!r}")
         out.append({"id": f"q{n:03d}", "prompt": text, "needs": [by_key[k]["id"] for k in ks], "needs_keys": ks,
                     "unnamed": unnamed,
-                    **({} if n <= rounds[0] else {"heldout": True if n <= rounds[1] else 2 if n <= rounds[2] else 3})})
+                    **({} if n <= starts[0] else {"heldout": heldout_round(n, starts)})})
     return out
+
+
+def heldout_round(n: int, starts: list[int]) -> bool | int:
+    """Round 1 is marked `true` (it was the only one once), later rounds by their number."""
+    r = sum(n > s for s in starts)
+    return True if r == 1 else r
 
 
 def shared_words(prompt: str, lesson: dict, fields: tuple[str, ...] = ("title", "gist", "tags")) -> list[str]:
