@@ -57,6 +57,7 @@ class VectorTable:
         self._tags: vecfile.Tags | None = None   # the index's tags the rows held were read at (None: no file kept)
         self._complete_nodes: int | None = None  # the lessons tag at which no hot lesson lacked one of them
         self._unsaved = False                    # rows read from SQLite that the file does not hold yet
+        self.skips: list[str] = []               # why a vector file was not used or not written, for a log
 
     def version(self) -> tuple[int, int]:
         """Changes whenever a vector of this space is added, replaced or removed: the index's vectors tag (free),
@@ -104,7 +105,7 @@ class VectorTable:
         conn.execute("BEGIN")
         try:
             tags = vecfile.index_tags(conn)
-            held = vecfile.read(self._file, tags, self.model, np) if tags is not None else None
+            held = vecfile.read(self._file, tags, self.model, np, self.skips) if tags is not None else None
             if held is None:
                 with _Uncollected():
                     rows = conn.execute("SELECT rowid, node_id, text_hash, vec FROM embeddings WHERE model=?",
@@ -144,7 +145,7 @@ class VectorTable:
                           vecfile.Vectors(self._all_ids, self._hashes, self._sizes, self._joined,
                                           self._complete_nodes))
         except OSError as exc:   # a full disk, a read-only folder: the file is an improvement, never a requirement
-            vecfile.log_skip(self._file, f"not written: {type(exc).__name__}: {exc}")
+            self.skips.append(f"{self._file.name} not written: {type(exc).__name__}: {exc}")
 
     def lacking(self) -> bool:
         """Has a hot lesson of this index no vector of its current text in this space? The question
@@ -262,6 +263,16 @@ def lacking_in_process(db: Path, model: str) -> bool:
     """VectorTable.lacking, with this process's table for `db` (which the ranking then uses as it is)."""
     with _local_lock:
         return local_table(db, model).lacking()
+
+
+def skips_in_process(db: Path, model: str) -> list[str]:
+    """Why this process's table for `db` did not use or write its vector file since last asked (its caller logs)."""
+    with _local_lock:
+        held = _local.get((str(db), model))
+        if held is None:
+            return []
+        skips, held[1].skips = held[1].skips, []
+        return skips
 
 
 def rank_in_process(db_paths: Sequence[Path], embedder: Any, query: str, k: int) -> dict[str, list[tuple[str, float]]]:

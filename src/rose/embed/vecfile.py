@@ -13,7 +13,7 @@ Before use the file is checked: opened without following a link, a regular file 
 permission bits, its size what its header says, the header's magic, identity, model and tag, and a checksum of the
 header, ids, text hashes and blob sizes. The vector bytes themselves are not summed (24 ms at 50,000 lessons, more
 than the rest of the check): a file rose wrote is complete (temp file, fsync, rename), and what else could change
-them is an in-place write by this same user. Anything amiss is a logged skip; the caller reads SQLite instead and
+them is an in-place write by this same user. Anything amiss is a skip its caller logs; the caller reads SQLite instead and
 writes the file again. A stale tag is no skip, only a rewrite.
 """
 from __future__ import annotations
@@ -104,9 +104,10 @@ def write(path: Path, tags: Tags, model: str, vectors: Vectors) -> None:
     write_bytes_atomic(path, [head, model_b, ids_b, hashes_b, sizes_b, b"\0" * _pad(before), data], mode=0o600)
 
 
-def read(path: Path, tags: Tags, model: str, np: Any, uid: int | None = None) -> Vectors | None:
+def read(path: Path, tags: Tags, model: str, np: Any, skips: list[str], uid: int | None = None) -> Vectors | None:
     """The file's vectors when it is this index's at `tags` and passes every check; None when it is missing or
-    stale (rewrite it), or rejected (that is logged as a skip). `uid`: whose file it must be (this user's)."""
+    stale (rewrite it), or rejected (why is appended to `skips`, for the caller to log: this layer sits under the
+    store's event log). `uid`: whose file it must be (this user's)."""
     try:
         found = _read(path, tags, model, np, os.geteuid() if uid is None else uid)
     except FileNotFoundError:
@@ -114,7 +115,7 @@ def read(path: Path, tags: Tags, model: str, np: Any, uid: int | None = None) ->
     except (OSError, ValueError) as exc:   # unreadable, or not mappable: a reason like any other
         found = f"{type(exc).__name__}: {exc}"
     if isinstance(found, str):
-        log_skip(path, found)
+        skips.append(f"{path.name}: {found}")
         return None
     return found
 
@@ -170,15 +171,3 @@ def _read(path: Path, tags: Tags, model: str, np: Any, uid: int) -> Vectors | st
     if len(ids) != count or len(hashes) != count or int(sizes.sum()) != data_len or (sizes < 0).any():
         return "its ids, hashes and sizes disagree with its header"
     return Vectors(ids, hashes, sizes, view[data_at:data_at + data_len], nodes_tag if marked else None)
-
-
-def log_skip(path: Path, reason: str) -> None:
-    """A rejected file, in its store's event log (structural: a path's name and a reason rose wrote)."""
-    from rose.errors import LockTimeout
-    from rose.store import events
-
-    try:
-        events.append(path.parent / "events.jsonl", events.EventKind.SKIP, structural=True, lock_timeout_s=1.0,
-                      what="vector file", file=path.name, reason=reason[:300])
-    except (OSError, LockTimeout):
-        pass   # the log is busy or unwritable: the file is ignored and rewritten all the same

@@ -1562,12 +1562,11 @@ class Index:
     def set_embeddings(self, model: str, vectors: list[tuple[str, bytes, str]]) -> int:
         """Store (id, vector, text hash) rows whose node still has that text; returns how many were stored."""
         with self._transaction():
-            c = self.conn
-            before = c.total_changes
-            c.executemany("INSERT OR REPLACE INTO embeddings(node_id, model, vec, text_hash) SELECT ?, ?, ?, ?"
-                          " WHERE EXISTS (SELECT 1 FROM nodes WHERE id = ? AND text_hash = ? AND cold = 0)",
-                          [(node_id, model, blob, digest, node_id, digest) for node_id, blob, digest in vectors])
-            return c.total_changes - before
+            # the rows the statement itself wrote (rowcount): total_changes would count vector_state's triggers too
+            return self.conn.executemany(
+                "INSERT OR REPLACE INTO embeddings(node_id, model, vec, text_hash) SELECT ?, ?, ?, ?"
+                " WHERE EXISTS (SELECT 1 FROM nodes WHERE id = ? AND text_hash = ? AND cold = 0)",
+                [(node_id, model, blob, digest, node_id, digest) for node_id, blob, digest in vectors]).rowcount
 
     def embeddings(self, model: str) -> list[tuple[str, bytes]]:
         return list(self.conn.execute("SELECT node_id, vec FROM embeddings WHERE model=?", (model,)))
