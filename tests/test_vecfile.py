@@ -334,3 +334,24 @@ def test_an_index_without_tags_reads_its_rows_and_writes_no_file(layers: Layers,
     conn.commit()
     conn.close()
     assert _rank(store, "gamma") == truth and not _file(store).exists()
+
+
+def test_the_helper_writes_the_file_on_load_and_logs_a_skip(layers: Layers) -> None:
+    from rose.store import events
+    from rose.warm.server import Warm
+
+    store = layers.project
+    _lessons(store)
+    truth = _rank(store, "beta")
+    _corrupt(_file(store), "ids")
+    warm = Warm()
+    warm._load_table(str(store.index_db_path), EMBEDDER)
+    table = warm.tables[(str(store.index_db_path), EMBEDDER.name)]
+    try:
+        [q] = EMBEDDER.embed(["beta"])
+        assert table.rank(q, 50, refresh=False) == truth
+    finally:
+        table.close()
+    assert _file_valid(store)                           # written again by the helper, from the index's rows
+    logged = [e for e in events.read(store.events_path, "skip") if e.get("what") == "vector file"]
+    assert len(logged) == 1 and "checksum" in logged[0]["reason"]

@@ -431,12 +431,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    code = main()
-    sys.stderr.flush()
-    os._exit(code)   # no lingering teardown beside the helper that replaces this one
-
-
 def _log_vector_skips(table: Any) -> None:
     """A vector file the helper ignored (and wrote again) or could not write: a logged skip in its store's log."""
     from rose.errors import LockTimeout
@@ -449,3 +443,9 @@ def _log_vector_skips(table: Any) -> None:
                    what="vector file", reason=reason[:300])
         except (OSError, LockTimeout):
             pass   # the log is busy or unwritable: the vectors were read from the index all the same
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stderr.flush()
+    os._exit(code)   # no lingering teardown beside the helper that replaces this one
