@@ -143,7 +143,10 @@ def test_the_final_schema_is_pinned(layers: Layers) -> None:
                                          " AND name NOT LIKE 'cold_fts_%'")}
     assert tables == {"migrations", "nodes", "nodes_family", "nodes_fts", "files", "embeddings", "meta", "usage",
                       "usage_seen", "nodes_cold", "cold_fts", "nodes_facts", "clean_files", "files_problems",
-                      "nodes_listing", "nodes_lineage", "nodes_lone", "nodes_disputed"}
+                      "nodes_listing", "nodes_lineage", "nodes_lone", "nodes_disputed", "vector_state", "nodes_text"}
+    triggers = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    assert triggers == {"vectors_inserted", "vectors_updated", "vectors_deleted", "lessons_inserted",
+                        "lessons_retexted"}   # migration 0013: the tags the vector file is checked against
     columns = [r[1] for r in conn.execute("PRAGMA table_info(nodes)")]
     assert columns == ["id", "family", "title", "gist", "tags", "body", "level", "status", "origin", "memory_type",
                        "scope", "importance", "parents", "derived_from", "dropped", "tokens", "created",

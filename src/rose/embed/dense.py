@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rose.embed import vecfile
+
 
 class _Uncollected:
     """The cyclic collector paused over a bulk read: tens of thousands of fresh row tuples (no cycle among them)
@@ -51,9 +53,18 @@ class VectorTable:
         self._dim = -1
         self._starts = np.zeros(0, dtype=np.intp)
         self._chunked = False
+        self._file = vecfile.path_for(db_path, model)
+        self._tags: vecfile.Tags | None = None   # the index's tags the rows held were read at (None: no file kept)
+        self._complete_nodes: int | None = None  # the lessons tag at which no hot lesson lacked one of them
+        self._unsaved = False                    # rows read from SQLite that the file does not hold yet
+        self.skips: list[str] = []               # why a vector file was not used or not written, for a log
 
     def version(self) -> tuple[int, int]:
-        """Changes whenever a vector of this space is added, replaced or removed (not on other index writes)."""
+        """Changes whenever a vector of this space is added, replaced or removed: the index's vectors tag (free),
+        or for an index without one, the count and last rowid of the rows (a scan)."""
+        tags = vecfile.index_tags(self._conn)
+        if tags is not None:
+            return tags.vectors, 0
         row = self._conn.execute("SELECT count(*), coalesce(max(rowid), 0) FROM embeddings WHERE model=?",
                                  (self.model,)).fetchone()
         return int(row[0]), int(row[1])
@@ -76,43 +87,100 @@ class VectorTable:
         return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
 
     def refresh(self) -> None:
-        # data_version is free and changes on any commit by another connection; only then is the (table-scanning)
-        # vector version worth asking, and only a changed vector version reloads the matrix
+        # data_version is free and changes on any commit by another connection; only then is the vector version
+        # worth asking, and only a changed vector version reloads the matrix
         data_version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
         if data_version == self._data_version and self._version != (-1, -1):
             return
         self._data_version = data_version
         if self._version != (-1, -1) and self.version() == self._version:
             return   # (a table never loaded reads its rows at once: their version is known from them)
+        self._load()
+
+    def _load(self) -> None:
+        """The rows from the vector file when the index's tags say it is current, else from SQLite (the file is
+        written after, by save). The tags and the rows are read in one snapshot of the index."""
         np = self._np
-        with _Uncollected():
-            rows = self._conn.execute("SELECT rowid, node_id, text_hash, vec FROM embeddings WHERE model=?",
-                                      (self.model,)).fetchall()
-            blobs = [r[3] for r in rows]
-            self._all_ids = self.ids = [r[1] for r in rows]
-            self._hashes = [r[2] for r in rows]
-        self._sizes = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
-        self._joined = b"".join(blobs)   # one copy, no array per row: the matrix is a view of it
+        conn = self._conn
+        conn.execute("BEGIN")
+        try:
+            tags = vecfile.index_tags(conn)
+            held = vecfile.read(self._file, tags, self.model, np, self.skips) if tags is not None else None
+            if held is None:
+                with _Uncollected():
+                    rows = conn.execute("SELECT rowid, node_id, text_hash, vec FROM embeddings WHERE model=?",
+                                        (self.model,)).fetchall()
+                    blobs = [r[3] for r in rows]
+                    ids = [r[1] for r in rows]
+                    hashes = [r[2] for r in rows]
+                last = max((r[0] for r in rows), default=0)
+                del rows
+        finally:
+            conn.execute("COMMIT")
+        if held is not None:
+            self._all_ids, self._hashes, self._sizes, self._joined = held.ids, held.hashes, held.sizes, held.joined
+            self._complete_nodes = held.complete_at
+            self._unsaved = False
+        else:
+            self._all_ids, self._hashes = ids, hashes
+            self._sizes = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
+            self._joined = b"".join(blobs)   # one copy, no array per row: the matrix is a view of it
+            self._complete_nodes = None
+            self._unsaved = tags is not None
+        self.ids = self._all_ids
+        self._tags = tags
         self._dim = -1   # the matrix is laid out when the first query says the dimension
-        self._version = (len(rows), max((r[0] for r in rows), default=0))   # what version() counts, same read
+        # what version() says, from the same snapshot
+        self._version = (tags.vectors, 0) if tags is not None else (len(self._all_ids), last)
+
+    def save(self) -> None:
+        """Write the vector file for the rows read from SQLite (with the lessons tag at which none lacked a vector,
+        when that is known): the next process maps it instead of reading them. Best effort: a file that cannot be
+        written is read from SQLite again next time."""
+        if not self._unsaved or self._tags is None:
+            return
+        self._unsaved = False
+        try:
+            vecfile.write(self._file, self._tags, self.model,
+                          vecfile.Vectors(self._all_ids, self._hashes, self._sizes, self._joined,
+                                          self._complete_nodes))
+        except OSError as exc:   # a full disk, a read-only folder: the file is an improvement, never a requirement
+            self.skips.append(f"{self._file.name} not written: {type(exc).__name__}: {exc}")
 
     def lacking(self) -> bool:
         """Has a hot lesson of this index no vector of its current text in this space? The question
         Index.missing_embeddings answers with a join of every lesson to its vector (0.15-0.2 s at 50,000 lessons),
-        told here from the vectors this table reads anyway and one read of the lessons' text hashes; a command
-        without a warm helper asks it before every ranking, and calls the real catch-up only on a yes. A "no" holds
-        until the next commit to the index (recall's second pass asks again at once)."""
+        told here without reading a lesson when the index's lessons tag is the one at which a check (this
+        process's, or the vector file's writer's) found none lacking; else from the vectors this table reads anyway
+        and one read of the lessons' text hashes (from their own narrow index). A command without a warm helper
+        asks it before every ranking, and calls the real catch-up only on a yes. A "no" holds until the next
+        commit to the index (recall's second pass asks again at once)."""
         seen = self.data_version()   # read before the rows: a commit after it is seen by the next question
         if seen == self._complete_at:
             return False
         self.refresh()
-        with _Uncollected():
-            hot = self._conn.execute("SELECT id, text_hash FROM nodes WHERE cold = 0").fetchall()
-            held = dict(zip(self._all_ids, self._hashes))
-            ids, hashes = zip(*hot) if hot else ((), ())
-            lacking = list(map(held.get, ids)) != list(hashes)
+        conn = self._conn
+        conn.execute("BEGIN")   # the tags and the lessons they describe, in one snapshot
+        try:
+            tags = vecfile.index_tags(conn)
+            current = tags is not None and self._tags is not None and tags.vectors == self._tags.vectors
+            if current and tags.nodes == self._complete_nodes:
+                lacking = False
+            else:
+                with _Uncollected():
+                    hot = conn.execute("SELECT id, text_hash FROM nodes WHERE cold = 0").fetchall()
+                    held = dict(zip(self._all_ids, self._hashes))
+                    ids, hashes = zip(*hot) if hot else ((), ())
+                    lacking = list(map(held.get, ids)) != list(hashes)
+                if not lacking and current:
+                    if self._complete_nodes != tags.nodes:
+                        self._unsaved = True   # the file is written again with the finding
+                    self._complete_nodes = tags.nodes
+        finally:
+            conn.execute("COMMIT")
         if not lacking:
             self._complete_at = seen
+            self.save()
         return lacking
 
     def _layout(self, dim: int) -> bool:
@@ -145,6 +213,7 @@ class VectorTable:
         changed table in the background, never inside a request)."""
         if refresh:
             self.refresh()
+            self.save()
         np = self._np
         q = np.asarray(query, dtype=np.float32)
         if not self._all_ids or not self._layout(int(q.shape[0])):
@@ -194,6 +263,16 @@ def lacking_in_process(db: Path, model: str) -> bool:
     """VectorTable.lacking, with this process's table for `db` (which the ranking then uses as it is)."""
     with _local_lock:
         return local_table(db, model).lacking()
+
+
+def skips_in_process(db: Path, model: str) -> list[str]:
+    """Why this process's table for `db` did not use or write its vector file since last asked (its caller logs)."""
+    with _local_lock:
+        held = _local.get((str(db), model))
+        if held is None:
+            return []
+        skips, held[1].skips = held[1].skips, []
+        return skips
 
 
 def rank_in_process(db_paths: Sequence[Path], embedder: Any, query: str, k: int) -> dict[str, list[tuple[str, float]]]:

@@ -85,9 +85,9 @@ class StaticEmbedder:
         if self._library is None and len(texts) <= PYTHON_TEXTS \
                 and self._python_chars + sum(map(len, texts)) <= PYTHON_CHARS:
             if self._rules is None:
-                from rose.embed.bpe import Rules
+                from rose.embed import bpe_table
 
-                self._rules = Rules.load(self._pkg / TOKENIZER) or False   # False: the config needs the library
+                self._rules = bpe_table.load(self._pkg / TOKENIZER) or False   # False: the config needs the library
             if self._rules:
                 self._python_chars += sum(map(len, texts))
                 return [self._rules.encode(t) for t in texts]

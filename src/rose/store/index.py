@@ -191,6 +191,38 @@ MIGRATIONS: list[tuple[str, str]] = [
         -- `rose conflicts` reads the disputed rows in rows()'s order: the few there are, not a scan of all of them
         CREATE INDEX IF NOT EXISTS nodes_disputed ON nodes(family, level DESC, id) WHERE """ + DISPUTED_SQL + """;
     """),
+    ("0013_vector_state", """
+        -- what the vector file beside the index (rose.embed.vecfile) is checked against, kept by the index itself:
+        -- its identity, made with the index file (a rebuilt index.db is a new index), a tag that every write to
+        -- the embeddings replaces, and one that every hot lesson row inserted, or changed in id, text or coldness,
+        -- replaces (the only writes after which a lesson can lack a vector). Triggers, so every writer keeps them,
+        -- in its own transaction; random, so two copies of an index never share a tag they did not inherit.
+        CREATE TABLE vector_state (
+            one INTEGER PRIMARY KEY CHECK (one = 0),
+            identity TEXT NOT NULL,
+            vectors INTEGER NOT NULL,
+            nodes INTEGER NOT NULL
+        );
+        INSERT INTO vector_state VALUES (0, lower(hex(randomblob(16))), random(), random());
+        CREATE TRIGGER vectors_inserted AFTER INSERT ON embeddings BEGIN
+            UPDATE vector_state SET vectors = random();
+        END;
+        CREATE TRIGGER vectors_updated AFTER UPDATE ON embeddings BEGIN
+            UPDATE vector_state SET vectors = random();
+        END;
+        CREATE TRIGGER vectors_deleted AFTER DELETE ON embeddings BEGIN
+            UPDATE vector_state SET vectors = random();
+        END;
+        CREATE TRIGGER lessons_inserted AFTER INSERT ON nodes WHEN NEW.cold = 0 BEGIN
+            UPDATE vector_state SET nodes = random();
+        END;
+        CREATE TRIGGER lessons_retexted AFTER UPDATE OF id, text_hash, cold ON nodes WHEN NEW.cold = 0 BEGIN
+            UPDATE vector_state SET nodes = random();
+        END;
+        -- "does a hot lesson lack a vector?" reads every hot lesson's id and text hash: from this narrow index,
+        -- not the wide rows (44 ms at 50,000 lessons instead of 89)
+        CREATE INDEX IF NOT EXISTS nodes_text ON nodes(cold, id, text_hash);
+    """),
 ]
 
 
@@ -1530,12 +1562,11 @@ class Index:
     def set_embeddings(self, model: str, vectors: list[tuple[str, bytes, str]]) -> int:
         """Store (id, vector, text hash) rows whose node still has that text; returns how many were stored."""
         with self._transaction():
-            c = self.conn
-            before = c.total_changes
-            c.executemany("INSERT OR REPLACE INTO embeddings(node_id, model, vec, text_hash) SELECT ?, ?, ?, ?"
-                          " WHERE EXISTS (SELECT 1 FROM nodes WHERE id = ? AND text_hash = ? AND cold = 0)",
-                          [(node_id, model, blob, digest, node_id, digest) for node_id, blob, digest in vectors])
-            return c.total_changes - before
+            # the rows the statement itself wrote (rowcount): total_changes would count vector_state's triggers too
+            return self.conn.executemany(
+                "INSERT OR REPLACE INTO embeddings(node_id, model, vec, text_hash) SELECT ?, ?, ?, ?"
+                " WHERE EXISTS (SELECT 1 FROM nodes WHERE id = ? AND text_hash = ? AND cold = 0)",
+                [(node_id, model, blob, digest, node_id, digest) for node_id, blob, digest in vectors]).rowcount
 
     def embeddings(self, model: str) -> list[tuple[str, bytes]]:
         return list(self.conn.execute("SELECT node_id, vec FROM embeddings WHERE model=?", (model,)))
@@ -1790,5 +1821,15 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
 
 
 def _statements(sql: str) -> list[str]:
+    """The statements of a migration, comments dropped; a trigger's body (statements of its own) stays whole."""
     lines = [line.split("--", 1)[0] for line in sql.splitlines()]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+    statements, pending = [], ""
+    for piece in "\n".join(lines).split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                statements.append(pending.strip())
+            pending = ""
+    if pending.strip(" \n;"):
+        statements.append(pending.strip())
+    return statements

@@ -100,7 +100,8 @@ class Warm:
 
         table = VectorTable(Path(db), embedder.name)
         [probe] = embedder.embed(["warm"])
-        table.rank(probe, 1)   # reads the vectors and lays the matrix out, here, not in a request
+        table.rank(probe, 1)   # reads the vectors (the vector file, or the index and then the file), lays them out
+        _log_vector_skips(table)
         self.tables[(db, embedder.name)] = table
 
     def rank(self, embed: dict[str, Any], query: str, dbs: list[str], k: int) -> dict[str, list]:
@@ -155,6 +156,7 @@ class Warm:
             with self.lock:
                 [probe] = embedder.embed(["warm"])
             fresh.rank(probe, 1)   # reads the vectors and lays the matrix out, here
+            _log_vector_skips(fresh)
             with self.lock:
                 if self.tables.get(key) is table:
                     self.tables[key], fresh = fresh, table   # the old one is closed below
@@ -427,6 +429,20 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.update(BLAS_THREADS)
     serve(argv[0])
     return 0
+
+
+def _log_vector_skips(table: Any) -> None:
+    """A vector file the helper ignored (and wrote again) or could not write: a logged skip in its store's log."""
+    from rose.errors import LockTimeout
+    from rose.store.events import EventKind, append
+
+    skips, table.skips = table.skips, []
+    for reason in skips:
+        try:   # a file's name and a reason rose wrote: structural
+            append(table.db_path.parent / "events.jsonl", EventKind.SKIP, structural=True, lock_timeout_s=1.0,
+                   what="vector file", reason=reason[:300])
+        except (OSError, LockTimeout):
+            pass   # the log is busy or unwritable: the vectors were read from the index all the same
 
 
 if __name__ == "__main__":
