@@ -163,8 +163,9 @@ class VectorTable:
         conn.execute("BEGIN")   # the tags and the lessons they describe, in one snapshot
         try:
             tags = vecfile.index_tags(conn)
-            current = tags is not None and self._tags is not None and tags.vectors == self._tags.vectors
-            if current and tags.nodes == self._complete_nodes:
+            current = tags if tags is not None and self._tags is not None and tags.vectors == self._tags.vectors \
+                else None   # the index's tags, when they are the ones this table's vectors were read at
+            if current is not None and current.nodes == self._complete_nodes:
                 lacking = False
             else:
                 with _Uncollected():
@@ -172,10 +173,10 @@ class VectorTable:
                     held = dict(zip(self._all_ids, self._hashes))
                     ids, hashes = zip(*hot) if hot else ((), ())
                     lacking = list(map(held.get, ids)) != list(hashes)
-                if not lacking and current:
-                    if self._complete_nodes != tags.nodes:
+                if not lacking and current is not None:
+                    if self._complete_nodes != current.nodes:
                         self._unsaved = True   # the file is written again with the finding
-                    self._complete_nodes = tags.nodes
+                    self._complete_nodes = current.nodes
         finally:
             conn.execute("COMMIT")
         if not lacking:
