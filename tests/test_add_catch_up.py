@@ -80,3 +80,44 @@ def test_add_names_its_new_lesson_and_nothing_for_a_duplicate(layers: Layers, mo
     assert all(v == [] for k, v in asked[-1].items() if k != db)
     again = teach_module.teach(layers, text)
     assert again.action.value == "duplicate" and asked[-1] is None   # not a new lesson: the whole catch-up
+
+
+def test_a_periodic_catch_up_skips_its_scan_while_the_index_tags_are_those_it_found_complete_at(
+        layers: Layers, monkeypatch) -> None:
+    from rose.store.index import Index
+
+    store = layers.project
+    nodes = _nodes(store, 4)
+    db = str(store.index_db_path)
+    warm = server.Warm()
+    embedder = _Fixed()
+    scans: list[None] = []
+    scan = Index.missing_embeddings
+
+    def counted(self, model, limit=10_000, ids=None):
+        if ids is None:
+            scans.append(None)
+        return scan(self, model, limit=limit, ids=ids)
+
+    monkeypatch.setattr(Index, "missing_embeddings", counted)
+
+    def periodic() -> int:
+        before = len(scans)
+        warm.catch_up(db, embedder)
+        wait_until(lambda: db not in warm.catching_up, "the catch-up thread to end")
+        return len(scans) - before
+
+    assert periodic() == 1 and not store.index.missing_embeddings("fixed-3")   # embedded: not yet known complete
+    assert periodic() == 1                        # a scan that finds nothing lacking: its tags are kept
+    assert periodic() == 0                        # nothing written since: no scan
+    assert periodic() == 0
+    store.save_many([Node(id="n_c99999", family="f", title="a new lesson", body="new body")])
+    assert periodic() == 1 and not store.index.missing_embeddings("fixed-3", ids=["n_c99999"])
+    assert periodic() == 1 and periodic() == 0
+    store.update(nodes[1].id, lambda n: setattr(n, "body", "an edited body"))     # its vector is stale now
+    assert store.index.missing_embeddings("fixed-3", ids=[nodes[1].id])
+    assert periodic() == 1 and not store.index.missing_embeddings("fixed-3")
+    assert periodic() == 1 and periodic() == 0
+    store.index.conn.execute("DELETE FROM embeddings WHERE node_id = ?", (nodes[2].id,))   # a vector lost
+    store.index.conn.commit()
+    assert periodic() == 1 and not store.index.missing_embeddings("fixed-3")
