@@ -19,9 +19,12 @@ _LEAN_COMMAND = """
 import sys
 argv = sys.argv[1:]
 sys.argv = ["rose", *argv]
-from rose.launcher import main
+import rose.launcher
+def returned(code):   # a read-only command ends the process itself (launcher._end): the check must run first
+    raise SystemExit(code)
+rose.launcher._end = returned
 try:
-    code = main()
+    code = rose.launcher.main()
 except SystemExit as exit:
     code = exit.code
 heavy = ("dataclasses", "inspect") if argv[0] == "doctor" else ("dataclasses", "inspect", "typing")
