@@ -74,6 +74,8 @@ def _status_counts(layers: Layers) -> Counter:
 
 def _agree(store: Store, layers: Layers) -> None:
     compression, buckets, counts = _counted(sqlite3.connect(store.index_db_path))
+    # the buckets of a connection that holds no facts yet (rose list's own pass), then of one that does
+    assert Store(store.root, store.scope).index.buckets() == buckets
     assert store.index.compression_facts() == compression
     assert store.index.buckets() == buckets
     assert _status_counts(layers) == +counts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rose.model import Node
 from rose.store import Layers
-from rose.store.index import _FACTS, COLD_SQL, DISPUTED_SQL, LINEAGE_SQL, NO_LINEAGE_SQL
+from rose.store.index import _BUCKETS, _FACTS, COLD_SQL, DISPUTED_SQL, LINEAGE_SQL, NO_LINEAGE_SQL
 
 
 def _plan(layers: Layers, sql: str, params: tuple = ()) -> str:
@@ -16,6 +16,11 @@ def _plan(layers: Layers, sql: str, params: tuple = ()) -> str:
 
 def test_the_status_facts_read_the_facts_index_alone(layers: Layers) -> None:
     plan = _plan(layers, _FACTS)
+    assert "COVERING INDEX nodes_facts" in plan and "TEMP B-TREE" not in plan
+
+
+def test_the_list_buckets_read_the_facts_index_alone(layers: Layers) -> None:
+    plan = _plan(layers, _BUCKETS)
     assert "COVERING INDEX nodes_facts" in plan and "TEMP B-TREE" not in plan
 
 

@@ -151,3 +151,29 @@ def test_a_file_deleted_between_the_listing_and_its_stat_is_skipped(tmp_path) ->
     kept, stats = _still_there(entries)
     assert [e.name for e in kept] == ["n_a.md", "n_c.md"]
     assert [st.st_size for st in stats] == [6, 6]
+
+
+def test_an_edit_in_place_is_seen_when_rows_outside_the_folders_send_the_sync_to_compare_everything(
+        layers: Layers) -> None:
+    """A folder as it was keeps no stats past its signature; when the index holds a row no folder lists, the sync
+    lists the folders again and compares them whole: the edit in place is seen, the folder as it was keeps every row,
+    and only the stray row is dropped."""
+    store = _store(layers)
+    conn = sqlite3.connect(store.index_db_path)
+    conn.execute("INSERT INTO files(path, mtime_ns, size, node_id, problem) VALUES ('nodes/zeta/n_y.md', 1, 1, NULL,"
+                 " 'stale')")
+    conn.commit()
+    conn.close()
+    path = store.root / "nodes" / "alpha" / "n_sig002.md"
+    before = os.stat(path)
+    text = path.read_text(encoding="utf-8")
+    with open(path, "r+", encoding="utf-8") as handle:   # in place: no folder changes
+        handle.write(text.replace("title: lesson 2", "title: two by hand"))
+        handle.truncate()
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))
+    fresh = _fresh(store)
+    report_ = fresh.sync()
+    assert (report_.updated, report_.removed, report_.added, report_.files) == (1, 1, 0, 10)
+    titles = _titles(fresh)
+    assert titles["n_sig002"] == "two by hand" and len(titles) == 10   # beta's five rows are all still there
+    assert not fresh.index.problems() and _fresh(store).sync().changed is False

@@ -1,8 +1,9 @@
 """The inspection commands run in their own process (no warm helper) define no dataclass: their records are
 rose.typedrecord.Record, which generates no code, so `dataclasses` and the `inspect` it imports stay unloaded
 (about a fifth of such a command's imports, docs/benchmarks.md "Inspection commands without the helper"); and
-`typing` too (annotations under TYPE_CHECKING, rose.typedrecord.NamedTuple for the rows a command reads), but
-for `rose doctor`, whose install and judge modules still use it at run time."""
+`typing` too (annotations under TYPE_CHECKING, rose.typedrecord.NamedTuple for the rows a command reads), `rose
+doctor` included; and doctor loads neither hashlib nor tomllib (~8 and ~15 ms) where no config is pinned and no
+Codex config is there to read."""
 from __future__ import annotations
 
 import os
@@ -19,12 +20,15 @@ _LEAN_COMMAND = """
 import sys
 argv = sys.argv[1:]
 sys.argv = ["rose", *argv]
-from rose.launcher import main
+import rose.launcher
+def returned(code):   # a read-only command ends the process itself (launcher._end): the check must run first
+    raise SystemExit(code)
+rose.launcher._end = returned
 try:
-    code = main()
+    code = rose.launcher.main()
 except SystemExit as exit:
     code = exit.code
-heavy = ("dataclasses", "inspect") if argv[0] == "doctor" else ("dataclasses", "inspect", "typing")
+heavy = ("dataclasses", "inspect", "typing") + (("hashlib", "tomllib") if argv[0] == "doctor" else ())
 problems = [name + " loaded" for name in heavy if name in sys.modules]
 sys.stderr.write("; ".join(problems))
 sys.exit(3 if problems else code)

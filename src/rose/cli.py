@@ -724,12 +724,31 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if only is not None and name != only:
             return _Unbuilt()   # type: ignore[return-value]  # takes any add_argument, builds nothing
         built.append(name)
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument("--json", action="store_true", help="machine-readable output")
-        p.add_argument("--cwd", help="act as if run from this directory")
-        p.set_defaults(handler=handler)
-        return p
+        return _common(sub.add_parser(name, help=help_text, description=help_text), handler)
 
+    def hook(name: str, help_text: str) -> None:
+        if only in (None, name):
+            built.append(name)
+            sub.add_parser(name, help=help_text)
+
+    _declare(command, hook)
+    if only is not None and not built:
+        return build_parser()
+    return parser
+
+
+def _common(p: argparse.ArgumentParser, handler: Handler) -> argparse.ArgumentParser:
+    """What every subcommand but `hook` takes."""
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--cwd", help="act as if run from this directory")
+    p.set_defaults(handler=handler)
+    return p
+
+
+def _declare(command: Callable[[str, Handler, str], argparse.ArgumentParser],
+             hook: Callable[[str, str], None]) -> None:
+    """Every subcommand and its arguments, declared once, in the order `rose --help` lists them: read by argparse
+    (build_parser), and without it for a command line of switches alone (_switches_only)."""
     command("init", cmd_init, "create a project store (.rose/) in the current directory")
 
     p = command("add", cmd_add, "record a lesson by hand")
@@ -854,16 +873,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             p.add_argument("--no-mcp", action="store_true", help="wire the hooks only, without registering "
                            "rose's MCP server")
 
-    if only in (None, "hook"):
-        built.append("hook")
-        sub.add_parser("hook", help="the hook entry point agents call: rose hook <claude|codex> <Event> (JSON on stdin)")
+    hook("hook", "the hook entry point agents call: rose hook <claude|codex> <Event> (JSON on stdin)")
 
     p = command("demo", cmd_demo, "run rose on a throwaway demo store and show what it does")
     p.add_argument("--keep", action="store_true", help="keep the demo folder and print its path")
     _add_where_commands(command)
-    if only is not None and not built:
-        return build_parser()
-    return parser
 
 
 def render_bound(which: str) -> int:
@@ -879,18 +893,80 @@ def _version() -> str:
     return __version__
 
 
-def parse(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
-    """The command line read (argparse exits on a bad one, as it always has)."""
+class _Declared:
+    """One subcommand's arguments read from their declaration, without argparse: each destination's default, and
+    the switches (store_true options) by their spellings. Not `plain` when a command line of switches alone would
+    not simply take every other default (a required argument, a positional that is not optional, a type applied to
+    a string default, another action): argparse decides those."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self.switches: dict[str, str] = {}
+        self.plain = True
+
+    def add_argument(self, *names: str, **kwargs: Any) -> None:
+        action = kwargs.get("action")
+        if names[0].startswith("-"):
+            longs = [n for n in names if n.startswith("--")]
+            dest = kwargs.get("dest") or (longs or list(names))[0].lstrip("-").replace("-", "_")
+        else:
+            dest = names[0]
+            self.plain &= kwargs.get("nargs") == "?"
+        self.plain &= not kwargs.get("required") and action in (None, "store_true", "append") and not (
+            kwargs.get("type") is not None and isinstance(kwargs.get("default"), str))
+        self.values[dest] = kwargs.get("default", False if action == "store_true" else None)
+        if action == "store_true":
+            self.switches.update(dict.fromkeys(names, dest))
+
+    def set_defaults(self, **kwargs: Any) -> None:
+        self.values.update(kwargs)
+
+
+def _switches_only(argv: list[str]) -> Any:
+    """A command line of one subcommand and its switches alone (`rose list`, `rose tree --all`, `rose status
+    --json`), read into what argparse would make of it without importing argparse or building its parser (about
+    12 ms, most of a bare interpreter's start, for a command that may take 20); None for any other, which argparse
+    reads (and says what is wrong with). tests/test_cli_parser.py holds the two equal for every subcommand."""
+    from types import SimpleNamespace
+
+    name, found = argv[0], []
+
+    def command(named: str, handler: Handler, help_text: str) -> Any:
+        if named != name:
+            return _Unbuilt()
+        found.append(_Declared())
+        return _common(found[0], handler)   # type: ignore[arg-type]  # takes what _common calls
+
+    _declare(command, lambda named, help_text: None)
+    if len(found) != 1 or not found[0].plain:
+        return None
+    values = {**found[0].values, "command": name}
+    for arg in argv[1:]:
+        dest = found[0].switches.get(arg)
+        if dest is None:
+            return None
+        values[dest] = True
+    return SimpleNamespace(**values)
+
+
+def parse(argv: Sequence[str]) -> tuple[argparse.ArgumentParser | None, argparse.Namespace]:
+    """The command line read (argparse exits on a bad one, as it always has). A command line of switches alone is
+    read without argparse (_switches_only): no parser is built, and None stands for it."""
     argv = list(argv)
-    parser = build_parser(argv[0] if argv and not argv[0].startswith("-") else None)
+    name = argv[0] if argv and not argv[0].startswith("-") else None
+    if name is not None:
+        args = _switches_only(argv)
+        if args is not None:
+            return None, args
+    parser = build_parser(name)
     return parser, parser.parse_args(argv)
 
 
-def dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def dispatch(parser: argparse.ArgumentParser | None, args: argparse.Namespace) -> int:
     """Run a parsed command: its exit code, every failure one line. The warm helper calls this too, inside a
     request's environment (rose.warm.commands), so the environment is read through rose.environment."""
     if not getattr(args, "handler", None):
-        parser.print_help()
+        (parser or build_parser()).print_help()
         return 2
     try:
         return args.handler(args)

@@ -8,7 +8,6 @@ privileged keys are ignored again until the user looks and trusts it anew. The m
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from enum import Enum
@@ -32,6 +31,8 @@ class Pin(Record, frozen=True):
 
 
 def digest(path: Path) -> str | None:
+    import hashlib   # here: ~8 ms (OpenSSL's library), and `rose doctor` needs it only for a pinned config
+
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:

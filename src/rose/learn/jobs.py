@@ -19,7 +19,6 @@ with its reason, which `rose doctor` reports. One bad job never blocks the ones 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import time
@@ -176,6 +175,8 @@ def pending_dir() -> Path:
 
 
 def _mark_name(root: Path) -> str:
+    import hashlib   # here: ~8 ms (OpenSSL's library) that `rose doctor`, which reads the queue, does not need
+
     return hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:20] + ".json"
 
 

@@ -31,7 +31,7 @@ import json
 from collections.abc import Iterator
 from datetime import datetime
 
-from rose.model import SERVABLE, Node, Origin, Outcome, Status
+from rose.model import SERVABLE, Origin, Outcome, Status
 from rose.retention import rules
 from rose.store.events import EventKind
 from rose.typedrecord import Record, field
@@ -41,6 +41,7 @@ if TYPE_CHECKING:   # typing is not imported to run
     from typing import Any, Protocol
 
     from rose.judge import Judge
+    from rose.model import Node   # the records load on first use (rose list reads index rows, never a Node)
     from rose.store import Layers, Store
     from rose.store.index import IndexRow
 
@@ -471,6 +472,8 @@ def _consolidate_once(store: Store, judge: Judge, memory_type: str, now: datetim
         [a.confidence, b.confidence], [a.outcome.value, b.outcome.value])
     node_id = seeded_id(f"consolidation|{a.id}|{b.id}")
     if not store.has(node_id):
+        from rose.model import Node
+
         node = Node(id=node_id, family=a.family, title=proposal.title, body=proposal.body,
                     gist=derive_gist(proposal.body), memory_type=a.memory_type, scope=store.scope,
                     origin=Origin.CONSOLIDATION, importance=importance, confidence=confidence,

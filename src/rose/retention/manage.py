@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from rose.errors import RoseError
-from rose.model import Node, Status, utcnow
+from rose.model import Status, utcnow
 from rose.retention import rules
 from rose.retention.maintain import Graph, hard_tokens, promote, unit_of
 from rose.store import archive as cold_archive
@@ -24,6 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from rose.model import Node   # the records load on first use (rose list reads index rows, never a Node)
     from rose.store import Layers, Store
     from rose.store.index import IndexRow
 

@@ -17,11 +17,14 @@ import importlib
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from rose.config import AgentSettings, BackendName
 from rose.judge.errors import FailureKind, JudgeFailure
 from rose.typedrecord import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # typing is not imported to run (~7 ms of `rose doctor`)
+    from typing import Any
 
 
 class BackendRequest(Record, frozen=True):
