@@ -1292,7 +1292,7 @@ class Index:
             return self._top(q, limit)
         holders = self.doc_freqs(words, up_to=generic)
         rare, common = bm25.split(words, holders, limit, rows)
-        if not common:
+        if not common or not self._prune_pays(rare, common, holders):
             return self._top(q, limit)
         got = self._top_among(q, rare, limit)
         if len(got) < limit or self._fts_stamp() != stamp:   # short, or counted before another process's write
@@ -1302,7 +1302,19 @@ class Index:
         # the limit-th best found is a floor of the true one: the commonest words whose ceilings stay below it
         # can still be left out, and this ranking then reaches that floor again (it ranks more lessons)
         out = bm25.left_out(common, holders, rows, -got[-1][1])
-        return self._top_among(q, [w for w in words if w not in out], limit) if out else self._top(q, limit)
+        kept = [w for w in words if w not in out]
+        return self._top_among(q, kept, limit) if out and self._prune_pays(kept, out, holders) \
+            else self._top(q, limit)
+
+    def _prune_pays(self, rare: list[str], common: list[str], holders: dict[str, int]) -> bool:
+        """bm25.pays for these words: the common ones counted on as far as the answer needs (past the selective
+        cap), their counts kept in `holders` (a larger lower bound is a lower, still valid, ceiling)."""
+        rare_holders = sum(holders[w] for w in rare)
+        need = bm25.common_needed(rare_holders)
+        if any(holders[w] >= need for w in common):
+            return True
+        holders.update(self.doc_freqs([w for w in common if holders[w] < need], up_to=need))
+        return bm25.pays(rare_holders, sum(min(holders[w], need) for w in common))
 
     def _top_among(self, q: str, rare: list[str], limit: int) -> list[tuple[int, float]]:
         """_top of `q` over the lessons holding one of `rare`: the same MATCH (its IDFs are of the whole table, so
