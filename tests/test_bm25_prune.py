@@ -145,3 +145,22 @@ def test_a_filter_that_would_cost_more_than_it_saves_is_not_run(store: Store) ->
         index.conn.set_trace_callback(None)
     assert not any("+rowid IN" in s for s in statements)
     assert got == index._top(" OR ".join(f'"{w}"' for w in words), 50)
+
+
+def test_a_full_text_rowid_reads_its_own_lessons_columns(tmp_path: Path) -> None:
+    """_fts_columns reads id and title from nodes at the full-text rowids: every write (a bulk save, a rewrite,
+    a removal) gives a lesson's two rows one rowid."""
+    s = Store.create(tmp_path / ".rose", Scope.PROJECT)
+    try:
+        nodes = make_nodes(60)
+        s.save_many(nodes)
+        nodes[3].title = "Rewritten title of three"
+        s.save(nodes[3])
+        s.index.remove_path(s.index.path_of(nodes[7].id))
+        s.save_many(make_nodes(80)[60:])
+        index = s.index
+        fts = dict((r[0], (r[1], r[2])) for r in index.conn.execute("SELECT rowid, id, title FROM nodes_fts"))
+        assert len(fts) == 79 and index._fts_columns(list(fts), "id, title") == fts
+        assert fts[next(k for k, v in fts.items() if v[0] == nodes[3].id)][1] == "Rewritten title of three"
+    finally:
+        s.close()
