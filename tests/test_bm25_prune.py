@@ -119,3 +119,48 @@ def test_a_write_between_the_counts_and_the_ranking_ranks_every_lesson(store: St
     ranked = [s for s in statements if "bm25(nodes_fts" in s]
     assert "+rowid IN" in ranked[0] and "+rowid IN" not in ranked[-1]
     assert got == index._top(" OR ".join(f'"{w}"' for w in words), 20)
+
+
+def test_leaving_out_pays_only_past_a_share_of_the_holders() -> None:
+    assert bm25.pays(100, 200) and not bm25.pays(100, 50)
+    for rare in (0, 1, 7, 1000, 5263):
+        need = bm25.common_needed(rare)
+        assert bm25.pays(rare, need) and (need == 1 or not bm25.pays(rare, need - 1))
+
+
+def test_a_filter_that_would_cost_more_than_it_saves_is_not_run(store: Store) -> None:
+    """Words of a like rarity: the commonest holds about as many lessons as each of the others, so setting the
+    others' lessons aside would cost more than scoring the few left out. The whole ranking answers, the same."""
+    index = store.index
+    generic = selective_cap(index.lesson_count()) + 1
+    words = query_words("pytest fixture flaky on the integration db")
+    holders = index.doc_freqs(words, up_to=generic)
+    rare, common = bm25.split(words, holders, 50, index._fts_rows())
+    assert rare and common and not bm25.pays(sum(holders[w] for w in rare), sum(holders[w] for w in common))
+    statements: list[str] = []
+    index.conn.set_trace_callback(statements.append)
+    try:
+        got = index._best(words, 50, generic)
+    finally:
+        index.conn.set_trace_callback(None)
+    assert not any("+rowid IN" in s for s in statements)
+    assert got == index._top(" OR ".join(f'"{w}"' for w in words), 50)
+
+
+def test_a_full_text_rowid_reads_its_own_lessons_columns(tmp_path: Path) -> None:
+    """_fts_columns reads id and title from nodes at the full-text rowids: every write (a bulk save, a rewrite,
+    a removal) gives a lesson's two rows one rowid."""
+    s = Store.create(tmp_path / ".rose", Scope.PROJECT)
+    try:
+        nodes = make_nodes(60)
+        s.save_many(nodes)
+        nodes[3].title = "Rewritten title of three"
+        s.save(nodes[3])
+        s.index.remove_path(s.index.path_of(nodes[7].id))
+        s.save_many(make_nodes(80)[60:])
+        index = s.index
+        fts = dict((r[0], (r[1], r[2])) for r in index.conn.execute("SELECT rowid, id, title FROM nodes_fts"))
+        assert len(fts) == 79 and index._fts_columns(list(fts), "id, title") == fts
+        assert fts[next(k for k, v in fts.items() if v[0] == nodes[3].id)][1] == "Rewritten title of three"
+    finally:
+        s.close()

@@ -20,6 +20,11 @@ IDF_FLOOR = 1e-6       # fts5_aux.c raises an IDF at or below zero to this
 # a ceiling is compared with scores SQLite computed in its own order of additions: beaten only by a clear margin
 MARGIN = 1e-9
 AVERAGES_ROWID = 1     # the %_data record where FTS5 keeps its row count, then each column's token total
+# Leaving lessons out is not free: the rare words' lessons are set aside first, then each row the whole query matches
+# is looked up among them, about half the cost of scoring a row (at 50,000 generated lessons: a query whose rare
+# words hold three quarters of its lessons ranked twice as slowly filtered). It pays when the rare words' holders
+# are below this share of all the words' holders.
+PRUNE_SHARE = 0.55
 
 
 def ceiling(rows: int, holders: int) -> float:
@@ -79,6 +84,18 @@ def split(words: Sequence[str], holders: Mapping[str, int], limit: int, rows: in
     if not common or not rare:
         return [], []
     return rare, common
+
+
+def pays(rare_holders: int, common_holders: int) -> bool:
+    """Whether ranking only the lessons holding a rare word costs less than ranking every matching lesson (see
+    PRUNE_SHARE); the counts may be lower bounds of the common words' holders (a bound that says no is only slower,
+    never a different answer: both rankings are exact)."""
+    return rare_holders < PRUNE_SHARE * (rare_holders + common_holders)
+
+
+def common_needed(rare_holders: int) -> int:
+    """The fewest holders of the common words at which leaving them out pays: how far to count them."""
+    return int(rare_holders * (1.0 - PRUNE_SHARE) / PRUNE_SHARE) + 1
 
 
 def left_out(common: Sequence[str], holders: Mapping[str, int], rows: int, floor: float) -> list[str]:
