@@ -30,6 +30,7 @@ from rose import envvars, errors
 IDLE_EXIT_S = envvars.number(os.environ.get(envvars.WARM_IDLE_S), envvars.WARM_IDLE_DEFAULT_S)  # exit after this long idle
 MAX_LIFETIME_S = 12 * 3600
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
+QUIET_S = 30.0   # a spell without a request after which the helper tidies the indexes it serves (Warm.tidy)
 CATCH_UP_EVERY_S = 10.0   # how often a store is checked for lessons without a vector (the hooks sync the files)
 CODE_CHECK_EVERY_S = 10.0  # how often the helper checks whether rose's code changed under it (then it exits, and
                            # the next prompt starts a helper with the new code)
@@ -53,6 +54,7 @@ class Warm:
         # per (index, space): the index's tags (migration 0013) at which a periodic scan found no lesson lacking a
         # vector; while they are still the index's, nothing was written since, and the scan is skipped
         self.complete: dict[tuple[str, str], Any] = {}
+        self.seen: set[str] = set()   # every index a ranking was asked of: tidy()'s
         self.loading: set[object] = set()
         self.lock = threading.Lock()        # ranking: the loaded embedders and tables are used one query at a time
         self.load_lock = threading.Lock()   # the `loading` set
@@ -108,6 +110,7 @@ class Warm:
         self.tables[(db, embedder.name)] = table
 
     def rank(self, embed: dict[str, Any], query: str, dbs: list[str], k: int) -> dict[str, list]:
+        self.seen.update(dbs)
         key = self._key(embed)
         if key not in self.embedders:
             self._in_background(("model", key), lambda: self.load_embedder(embed))
@@ -204,6 +207,26 @@ class Warm:
                 self.catching_up.discard(db)
 
         threading.Thread(target=work, daemon=True).start()
+
+    def tidy(self) -> None:
+        """Between bursts of requests (QUIET_S without one): each index rankings were asked of merges its
+        full-text segments when that is due (rose.store.fulltext: a rewrite paid once per growth by a share of its
+        size), off every request, a bounded step at a time under its store's lock."""
+        from rose.model import Scope
+        from rose.store import Store
+        from rose.store.fulltext import merge
+
+        for db in sorted(self.seen):
+            if not Path(db).exists():
+                continue
+            try:
+                store = Store(Path(db).parent, Scope.PROJECT)
+                try:
+                    merge(store.index.conn, store.lock)
+                finally:
+                    store.close()
+            except Exception as exc:  # noqa: BLE001 - logged; the next quiet spell tries again
+                print(f"merging the full-text index of {db} failed: {exc}", file=sys.stderr, flush=True)
 
     def _embed_missing(self, store: Any, db: str, embedder: Any, ids: list[str] | None) -> None:
         """The catch-up's work. A periodic one (no `ids`) reads the index's tags first: when they are the ones a
@@ -396,12 +419,16 @@ def serve(sock: str) -> None:
 
     stamp = client.code_stamp()
     last_code_check = started
+    tidied_after = -1.0   # the last request before the quiet spell the indexes were last tidied in
 
     def watchdog() -> None:
-        nonlocal last_code_check
+        nonlocal last_code_check, tidied_after
         while True:
             time.sleep(2)
             now = time.monotonic()
+            if now - server.last_request > QUIET_S and tidied_after != server.last_request:
+                tidied_after = server.last_request
+                WARM._in_background("tidy", WARM.tidy)
             if now - server.last_request > IDLE_EXIT_S or now - started > MAX_LIFETIME_S:
                 server.shutdown()
                 return
