@@ -261,7 +261,7 @@ def _clean_stamp() -> bytes:
 _READ_CHUNK = 1 << 16
 
 
-def _read_bytes(path: Path, flags: int = 0) -> bytes:
+def _read_bytes(path: Path | str, flags: int = 0) -> bytes:
     """A file's bytes by os.open / os.read: half the CPU of Path.read_bytes (no buffered file object, no
     io.open machinery; about 5 against 10 us a lesson file), the same bytes and the same OSErrors. `flags`: more
     os.open flags (O_NOFOLLOW)."""
@@ -388,6 +388,9 @@ class Store:
         self._batch_usage: list[dict[str, Any]] = []
         self._batch_rows: list[Upsert] = []      # the batch's index rows, written at once (Index.upsert_many)
         self._batch_clean: list[tuple[str, bytes]] = []   # and its files' clean digests (Index.mark_clean_many)
+        # the batch's lessons' index paths and usage folds, read at once (Index.paths_and_states); the folds are
+        # dropped (None) once a usage catch-up folds anything in, and a lesson's are used once (its save changes them)
+        self._known: tuple[dict[str, str], dict[str, dict] | None] | None = None
         self._catalog: list[dict[str, Any]] = []   # catalog lines of moves made under the lock, not yet appended
         self._moved_dirs: set[Path] = set()          # folders renamed in or out of under the lock, not yet synced
 
@@ -565,6 +568,8 @@ class Store:
             stamp = None
         if stamp == self._usage_stamp:
             return set()
+        if self._known is not None:   # the folds read for the batch may be behind what this catch-up brings in
+            self._known = (self._known[0], None)
         self._flush_batch_rows()   # the fold updates rows: the batch's must be there, as saved one by one
         changed, offset = self.index.catch_up_usage(self.usage_path,
                                                     trusted_offset=self._usage_offset if trusted else None)
@@ -673,10 +678,12 @@ class Store:
             try:
                 with self.index.batch():
                     in_batch: set[str] = set()
-                    for node in nodes:
+                    self._known = self.index.paths_and_states([node.id for node in nodes])
+                    for i, node in enumerate(nodes):
                         if node.id in in_batch:   # a second save of one id reads the first one's file: land it
                             self._commit_batch()
                             in_batch.clear()
+                            self._known = self.index.paths_and_states([n.id for n in nodes[i:]])
                         in_batch.add(node.id)
                         rewrote = self._save_unlocked(node) or rewrote
                     behind = rewrote and self.index.owe_index_md()
@@ -684,6 +691,7 @@ class Store:
                     self._flush_catalog()
             finally:
                 self._batch = None
+                self._known = None
                 self._batch_usage = []
                 self._batch_rows = []
                 self._batch_clean = []
@@ -707,12 +715,15 @@ class Store:
             raise ValueError(f"refusing to write a node whose id breaks the id grammar: {node.id[:80]!r}")
         redact_node(node)
         rel = self.node_rel(node)
-        path = self.root / rel
-        old_rel = self.index.path_of(node.id)
+        root = str(self.root)
+        full = os.path.join(root, rel)   # as text: pathlib costs ~20 us a join, three a lesson in a bulk save
+        known = self._known
+        old_rel = self.index.path_of(node.id) if known is None else known[0].pop(node.id, None)
         self._catch_up_usage()
         if disk is _UNSEEN:
-            disk = self._on_disk(self.root / (old_rel or rel))
-        state = self.index.usage_state(node.id)
+            disk = self._on_disk(os.path.join(root, old_rel or rel))
+        folds = None if self._known is None else self._known[1]
+        state = self.index.usage_state(node.id) if folds is None else folds.pop(node.id, None)
         base = usage.View()
         if isinstance(disk, _OnDisk) and not usage.base_taken(node.id, disk.base, state):
             base = _redacted(disk.base)   # an old file's, as written by hand or by an older rose
@@ -728,8 +739,9 @@ class Store:
         rewrite = changed or (moved and not crossing)
         if rewrite and not base.empty():  # an old file's usage leaves its frontmatter now: into the log, once
             records.append(usage.base_record(node.id, base))
-        change = usage.delta(node.id, usage.view_of(node), usage.combine(base, state), at=usage.next_at(state))
-        if change is not None:
+        change = usage.delta(node.id, usage.view_of(node), usage.combine(base, state), at="")
+        if change is not None:   # its time asked only of a record that is written (a clock read and a strftime)
+            change["at"] = usage.next_at(state)
             records.append(change)
         if records:   # the log first: killed before the file is written, the base is in both and counted once
             self._append_usage(records)
@@ -737,7 +749,7 @@ class Store:
 
         st = None
         if crossing and old_rel is not None:   # never batched: each move is durable on its own
-            source = self.root / old_rel
+            source, path = self.root / old_rel, Path(full)
             text = render_node(node, meaning) if changed else None
             if cold:   # into the archive: the rename first (recall stops serving it at once), then any new meaning
                 move_file(source, path, sync=False)
@@ -761,10 +773,10 @@ class Store:
                 # written from redacted fields (redaction is idempotent): these bytes are clean under this redactor
                 digest = _clean_digest(text.encode("utf-8", "surrogatepass"))
                 if self._batch is not None:
-                    st = self._batch.write_text(path, text)
+                    st = self._batch.write_text(full, text)
                     self._batch_clean.append((rel, digest))
                 else:
-                    write_text_atomic(path, text)
+                    write_text_atomic(Path(full), text)
                     self.index.mark_clean(rel, digest)
             if moved and old_rel:  # the family changed: the old file goes, the new one is the node
                 if self._batch is not None:
@@ -775,7 +787,7 @@ class Store:
                     except FileNotFoundError:
                         pass
                 self.index.remove_path(old_rel)
-        st = st or path.stat()
+        st = st or os.stat(full)
         kept = usage.View() if rewrite or not isinstance(disk, _OnDisk) else _redacted(disk.base)
         if self._batch is not None:
             self._batch_rows.append((node, rel, st.st_mtime_ns, st.st_size, kept))
@@ -881,9 +893,10 @@ class Store:
             self._write_index_md()
         return path
 
-    def _on_disk(self, path: Path) -> _OnDisk | None:
+    def _on_disk(self, path: Path | str) -> _OnDisk | None:
         try:
-            node = self.read_node_file(path, _read_bytes(path))   # os.open: a new lesson's miss costs 3 us, not 15
+            data = _read_bytes(path)   # os.open: a new lesson's miss costs 3 us, not 15 (and no Path made for it)
+            node = self.read_node_file(Path(path), data)
         except (CorruptFile, FileNotFoundError):
             return None   # nothing readable there: the save writes the file whole, as it always did
         return _OnDisk(usage.meaning(node), node.body, usage.view_of(node))
