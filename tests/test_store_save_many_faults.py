@@ -1,0 +1,155 @@
+"""Store.save_many against one-by-one saves, file by file, and when something fails in the middle of a batch: a disk
+error while the batch's files are written, or a lesson that cannot be saved. Every batch saved before stays saved,
+indexed and listed; the failing one is reported and leaves nothing behind; saved again, it lands whole. And what a
+batch reads once for all its lessons (their index paths and usage folds) is read again when a usage catch-up in the
+middle of the batch changes it."""
+from __future__ import annotations
+
+import errno
+import os
+import types
+from pathlib import Path
+
+import pytest
+
+from rose.model import Node, Scope
+from rose.store import Layers, Store, usage
+from rose.store import atomic as atomic_module
+from rose.store import store as store_module
+from rose.store.atomic import TEMP_SUFFIX
+from tests.support.gen_store import make_nodes
+from tests.test_store_save_many_index import _bulk, _copy, _lessons, _second_round
+
+
+def _record_files(store: Store) -> dict[str, bytes]:
+    """Every lesson file of the store (hot and cold), by its path in the store."""
+    return {p.relative_to(store.root).as_posix(): p.read_bytes()
+            for folder in store.record_dirs if folder.is_dir() for p in sorted(folder.rglob("*.md"))}
+
+
+def _temps(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.name.endswith(TEMP_SUFFIX)]
+
+
+def test_bulk_saved_files_are_the_bytes_single_saves_write(layers: Layers, tmp_path: Path) -> None:
+    lessons = _lessons()
+    bulk = layers.project
+    _bulk(bulk, lessons, 40)
+    for batch in _second_round(lessons):
+        bulk.save_many(batch)
+    single = Store.create(tmp_path / "single" / ".rose", Scope.PROJECT)
+    try:
+        for node in lessons:
+            single.save(_copy(node))
+        for batch in _second_round(lessons):
+            for node in batch:
+                single.save(node)
+        files = _record_files(bulk)
+        assert len(files) == 150 and any(rel.startswith("archive/") for rel in files)
+        assert files == _record_files(single)
+    finally:
+        single.close()
+
+
+class _FailingWrites:
+    """rose.store.atomic's `os`, but its `write` raises ENOSPC from the `after`-th call on (a full disk)."""
+
+    def __init__(self, after: int) -> None:
+        self.calls = 0
+        self.after = after
+
+    def bind(self) -> types.SimpleNamespace:
+        def write(fd: int, data: bytes | memoryview) -> int:
+            self.calls += 1
+            if self.calls >= self.after:
+                raise OSError(errno.ENOSPC, "No space left on device (injected)")
+            return os.write(fd, data)
+
+        proxy = types.SimpleNamespace(**{name: getattr(os, name) for name in dir(os) if not name.startswith("__")})
+        proxy.write = write
+        return proxy
+
+
+def _assert_only(store: Store, saved: dict[str, bytes], ids: set[str]) -> None:
+    """The store holds exactly the files of `saved` (byte for byte), its index and index.md exactly `ids`, no temp
+    file, and a fresh process's sync finds nothing to catch up."""
+    assert _record_files(store) == saved
+    assert {row.id for row in store.rows()} == ids
+    listed = store.index_md_path.read_text(encoding="utf-8")
+    assert all(node_id in listed for node_id in ids)
+    assert not _temps(store.root)
+    store.close()
+    fresh = Store(store.root, store.scope)
+    try:
+        assert fresh.sync().changed is False
+    finally:
+        fresh.close()
+
+
+def test_a_disk_error_in_the_middle_of_a_batch_keeps_every_earlier_batch(layers: Layers,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    store = layers.project
+    nodes = make_nodes(120)
+    store.save_many(nodes[:40])
+    store.save_many(nodes[40:80])
+    saved, ids = _record_files(store), {n.id for n in nodes[:80]}
+    failing = _FailingWrites(after=17)
+    monkeypatch.setattr(atomic_module, "os", failing.bind())
+    with pytest.raises(OSError) as raised:
+        store.save_many([_copy(n) for n in nodes[80:]])
+    assert raised.value.errno == errno.ENOSPC and failing.calls == 17   # reported at the lesson that failed
+    monkeypatch.undo()
+    _assert_only(store, saved, ids)
+    again = Store(store.root, store.scope)
+    try:
+        again.save_many([_copy(n) for n in nodes[80:]])   # the failed batch, saved again, lands whole
+        assert {row.id for row in again.rows()} == {n.id for n in nodes}
+        assert not _temps(again.root)
+    finally:
+        again.close()
+
+
+def test_a_bad_lesson_in_the_middle_of_a_batch_keeps_every_earlier_batch(layers: Layers) -> None:
+    store = layers.project
+    nodes = make_nodes(60)
+    store.save_many(nodes[:30])
+    saved, ids = _record_files(store), {n.id for n in nodes[:30]}
+    bad = Node(id="../escape", family="bulk", title="bad", body="x")
+    with pytest.raises(ValueError, match="id grammar"):
+        store.save_many(nodes[30:45] + [bad] + nodes[45:])
+    assert not (store.root.parent / "escape.md").exists()
+    _assert_only(store, saved, ids)
+
+
+def _bump(node_id: str) -> dict:
+    return {"rid": "u" + os.urandom(8).hex(), "id": node_id, "at": usage.now_at(), "sum": {"use_count": 3}}
+
+
+@pytest.mark.parametrize("bulk", [True, False], ids=["save_many", "one_by_one"])
+def test_usage_caught_up_in_the_middle_of_a_batch_is_what_the_next_lessons_are_saved_against(
+        layers: Layers, monkeypatch: pytest.MonkeyPatch, bulk: bool) -> None:
+    """Another writer's usage record of a lesson appears while the batch is being saved (before the lesson's
+    turn): the lesson is saved against the fold that holds it, not the one the batch read at its start. Both
+    ways of saving end alike: the save sets the lesson's use_count to the value it carries (5), so the bump is
+    written off by a record of -3; a save against the stale fold would leave 8."""
+    store = layers.project
+    first, later, other = make_nodes(3)
+    later.use_count = 5
+    store.save(_copy(later))
+    assert store.index.usage_state(later.id)["sum"]["use_count"] == 5
+    real = store_module.redact_node
+
+    def redact_and_bump(node: Node) -> Node:
+        if node.id == first.id:   # the batch's first lesson: its fold was read already
+            usage.append(store.usage_path, [_bump(later.id)])
+        return real(node)
+
+    monkeypatch.setattr(store_module, "redact_node", redact_and_bump)
+    batch = [_copy(first), _copy(later), _copy(other)]
+    if bulk:
+        store.save_many(batch)
+    else:
+        for node in batch:
+            store.save(node)
+    assert store.index.usage_state(later.id)["sum"]["use_count"] == 5
+    assert store.get(later.id).use_count == 5
