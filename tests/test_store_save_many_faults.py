@@ -153,3 +153,67 @@ def test_usage_caught_up_in_the_middle_of_a_batch_is_what_the_next_lessons_are_s
             store.save(node)
     assert store.index.usage_state(later.id)["sum"]["use_count"] == 5
     assert store.get(later.id).use_count == 5
+
+
+def test_batches_splice_a_trusted_index_md_in_memory_to_exactly_the_full_rewrite(
+        layers: Layers, monkeypatch: pytest.MonkeyPatch) -> None:
+    """index.md still the file rose last wrote: each batch finds its lines' places by bisections over the bytes
+    read once (Store._index_md_places) and writes the result in one piece; never the whole rewrite, never the
+    read path that drops a hand-edited file's lines one by one (_without_lines_of). Lessons new and listed, moved
+    between families, retitled, archived and restored, an id twice, in batches of every size around _FIND_EACH."""
+    import random
+
+    from rose.model import Status
+    from rose.store.store import _FIND_EACH
+    from tests.support.index_md import full_rewrite
+
+    store = layers.project
+    rng = random.Random(21)
+    families = ["b", "a", "zz", "a b", "ünï", "a-b"]
+
+    def lesson(i: int) -> Node:
+        return Node(id=store.new_id(), family=rng.choice(families), title=f"t|{i}\nx", body=f"body {i}",
+                    gist=f"g | {i}", tags=["x"], level=rng.choice([0, 1, 2]))
+
+    saved = [lesson(i) for i in range(200)]
+    store.save_many(saved)
+    whole: list[int] = []
+    untrusted: list[int] = []
+    real_whole, real_drop = Store._write_index_md, store_module._without_lines_of
+    monkeypatch.setattr(Store, "_write_index_md", lambda self: (whole.append(1), real_whole(self))[1])
+    monkeypatch.setattr(store_module, "_without_lines_of", lambda *a: (untrusted.append(1), real_drop(*a))[1])
+    for step, size in enumerate([_FIND_EACH + 1, 40, 150, _FIND_EACH + 3, 90]):
+        batch = [lesson(1000 * step + i) for i in range(size // 2)]
+        for node in rng.sample(saved, size - len(batch)):
+            node.title = f"retitled {step} {node.id}"
+            if rng.random() < 0.3:
+                node.family = rng.choice(families)
+            if rng.random() < 0.2:
+                node.status = Status.ACTIVE if node.status is Status.ARCHIVED else Status.ARCHIVED
+            batch.append(node)
+        batch.append(batch[0])   # one id twice: the batch lands its first save, index.md is spliced once
+        rng.shuffle(batch)
+        store.save_many(batch)
+        saved += batch[:size // 2]
+        assert whole == [] and untrusted == [], f"batch {step}"
+        assert store.index_md_path.read_bytes() == full_rewrite(store), f"batch {step}"
+        with store.lock():   # put back as rose wrote it, with its stamp (full_rewrite's own write undid it)
+            real_whole(store)
+        whole.clear()   # full_rewrite's own
+
+
+def test_the_batch_bisection_finds_each_place_one_bisection_would() -> None:
+    import random
+
+    from rose.store.store import _index_md_key, _index_md_place, _index_md_places
+
+    rng = random.Random(4)
+    for trial in range(40):
+        keys = sorted({(rng.choice([b"a", b"b", b"zz"]), -rng.randint(0, 2), b"n_%06x" % rng.randrange(5000))
+                       for _ in range(rng.randint(0, 300))})
+        taken = rng.sample(keys, len(keys) // 2)
+        listed = sorted(taken)
+        data = b"head\n\n" + b"".join(b"%s | %s | L%d | t | x | g | p\n" % (k[2], k[0], -k[1]) for k in listed)
+        assert [_index_md_key(line) for line in data.split(b"\n")[2:-1]] == listed
+        wanted = sorted(set(keys) - set(taken)) if trial % 2 else sorted(taken)
+        assert _index_md_places(data, 6, len(data), wanted) == [_index_md_place(data, 6, len(data), k) for k in wanted]
