@@ -217,3 +217,18 @@ def test_the_batch_bisection_finds_each_place_one_bisection_would() -> None:
         assert [_index_md_key(line) for line in data.split(b"\n")[2:-1]] == listed
         wanted = sorted(set(keys) - set(taken)) if trial % 2 else sorted(taken)
         assert _index_md_places(data, 6, len(data), wanted) == [_index_md_place(data, 6, len(data), k) for k in wanted]
+
+
+def test_a_batch_names_its_temps_as_every_writer_does(tmp_path: Path) -> None:
+    """`.<name>.<pid>.<random>.tmp`, each distinct: a killed batch's temps are recognised as stray by their pid."""
+    from rose.store.atomic import FileBatch, _writer_pid, clean_stray_temps
+
+    batch = FileBatch()
+    for i in range(20):
+        batch.write_text(tmp_path / "f" / f"n{i % 3}.md" if i % 2 else str(tmp_path / "f" / f"m{i}.md"), "x")
+    temps = _temps(tmp_path)
+    assert len(temps) == 20 and len({t.name for t in temps}) == 20
+    assert all(t.name.startswith(".") and _writer_pid(t.name) == os.getpid() for t in temps)
+    assert clean_stray_temps(tmp_path) == 0   # this process is alive: its temps are not stray
+    batch.abort()
+    assert not _temps(tmp_path)

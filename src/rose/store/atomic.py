@@ -56,10 +56,10 @@ def _temp_beside(path: Path) -> tuple[int, str]:
 
 
 def _temp_in(folder: str, name: str, unique: str = "") -> tuple[int, str]:
-    """_temp_beside by folder and name; `unique` (a batch's token and count, see FileBatch) is tried first as the
-    random part: O_EXCL still refuses any name taken, and the random names follow."""
+    """_temp_beside by folder and name; `unique` (a batch's pid, token and count, see FileBatch) is tried first
+    as the pid and random parts: O_EXCL still refuses any name taken, and the random names follow."""
     if unique:
-        tmp = os.path.join(folder, f".{name}.{os.getpid()}.{unique}{TEMP_SUFFIX}")
+        tmp = os.path.join(folder, f".{name}.{unique}{TEMP_SUFFIX}")
         try:
             return os.open(tmp, _TEMP_FLAGS, 0o600), tmp
         except FileExistsError:
@@ -115,8 +115,9 @@ class FileBatch:
         self._pending: list[tuple[str, str]] = []
         self._unlinks: list[Path] = []
         self._folders: set[str] = set()   # made (or found) already: one mkdir per folder a batch, not per file
-        # the temps' random part: one token a batch and a count, not a getrandom call a file (O_EXCL still checks)
-        self._token = os.urandom(4).hex()
+        # the temps' pid and random parts: once a batch, with a count, not a getpid and a getrandom call a file
+        # (O_EXCL still refuses a name taken; clean_stray_temps reads the pid as from any temp)
+        self._token = f"{os.getpid()}.{os.urandom(4).hex()}"
         self._count = 0
 
     def write_text(self, path: Path | str, text: str) -> os.stat_result:
