@@ -29,7 +29,7 @@ def fsync_dir(folder: Path) -> None:
     _fsync_dir(folder)
 
 
-def _fsync_dir(folder: Path) -> None:
+def _fsync_dir(folder: Path | str) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
@@ -46,17 +46,31 @@ TEMP_SUFFIX = ".tmp"
 STRAY_TEMP_AGE_S = 3600.0   # a temp file this old is stray even if a process with its writer's pid is alive
 
 
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
 def _temp_beside(path: Path) -> tuple[int, str]:
     """A new private file `.<name>.<pid>.<random>.tmp` beside `path`, created exclusively (never followed, never
     reused). tempfile.mkstemp does the same, but importing tempfile costs every hook shutil, bz2, lzma and random."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    for _ in range(100):
-        tmp = os.path.join(path.parent, f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
+    return _temp_in(str(path.parent), path.name)
+
+
+def _temp_in(folder: str, name: str, unique: str = "") -> tuple[int, str]:
+    """_temp_beside by folder and name; `unique` (a batch's pid, token and count, see FileBatch) is tried first
+    as the pid and random parts: O_EXCL still refuses any name taken, and the random names follow."""
+    if unique:
+        tmp = os.path.join(folder, f".{name}.{unique}{TEMP_SUFFIX}")
         try:
-            return os.open(tmp, flags, 0o600), tmp
+            return os.open(tmp, _TEMP_FLAGS, 0o600), tmp
+        except FileExistsError:
+            pass
+    for _ in range(100):
+        tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
+        try:
+            return os.open(tmp, _TEMP_FLAGS, 0o600), tmp
         except FileExistsError:
             continue
-    raise FileExistsError(f"no free temp name beside {path}")
+    raise FileExistsError(f"no free temp name beside {os.path.join(folder, name)}")
 
 
 def write_bytes_atomic(path: Path, data: bytes | list[bytes | memoryview], mode: int | None = None) -> None:
@@ -98,16 +112,23 @@ class FileBatch:
     reader sees the old file or the new one, never half of either, exactly as with write_bytes_atomic."""
 
     def __init__(self) -> None:
-        self._pending: list[tuple[str, Path]] = []
+        self._pending: list[tuple[str, str]] = []
         self._unlinks: list[Path] = []
-        self._folders: set[Path] = set()   # made (or found) already: one mkdir per folder a batch, not per file
+        self._folders: set[str] = set()   # made (or found) already: one mkdir per folder a batch, not per file
+        # the temps' pid and random parts: once a batch, with a count, not a getpid and a getrandom call a file
+        # (O_EXCL still refuses a name taken; clean_stray_temps reads the pid as from any temp)
+        self._token = f"{os.getpid()}.{os.urandom(4).hex()}"
+        self._count = 0
 
-    def write_text(self, path: Path, text: str) -> os.stat_result:
-        """The temp file written (not yet durable, not yet in place); its stat is the target's after the rename."""
-        if path.parent not in self._folders:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._folders.add(path.parent)
-        fd, tmp = _temp_beside(path)
+    def write_text(self, path: Path | str, text: str) -> os.stat_result:
+        """The temp file written (not yet durable, not yet in place); its stat is the target's after the rename.
+        `path` may be text (a bulk save joins it as text: no pathlib a lesson)."""
+        folder, name = os.path.split(os.fspath(path))
+        if folder not in self._folders:
+            os.makedirs(folder, exist_ok=True)
+            self._folders.add(folder)
+        self._count += 1
+        fd, tmp = _temp_in(folder, name, f"{self._token}{self._count:x}")
         try:
             try:
                 data = memoryview(text.encode("utf-8", "surrogatepass"))
@@ -120,7 +141,7 @@ class FileBatch:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
-        self._pending.append((tmp, path))
+        self._pending.append((tmp, os.fspath(path)))
         return st
 
     def unlink_after(self, path: Path) -> None:
@@ -136,17 +157,17 @@ class FileBatch:
             return
         if self._pending:
             _sync_file_system(self._pending[0][0])
-        folders = {}
-        for tmp, path in self._pending:
-            os.replace(tmp, path)
-            folders[str(path.parent)] = path.parent
+        folders: dict[str, None] = {}   # in first-touched order, each once
+        for tmp, target in self._pending:
+            os.replace(tmp, target)
+            folders[os.path.dirname(target)] = None
         self._pending = []
         for path in self._unlinks:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
-            folders[str(path.parent)] = path.parent
+            folders[str(path.parent)] = None
         self._unlinks = []
-        for folder in folders.values():
+        for folder in folders:
             _fsync_dir(folder)
 
     def abort(self) -> None:
