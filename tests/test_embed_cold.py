@@ -16,6 +16,7 @@ from rose.embed.safetensors_map import map_single_tensor
 from rose.errors import EmbedUnavailable
 from rose.model import Node
 from rose.store import Layers
+from tests.support.four_words import FourWords
 
 np = load_numpy()
 
@@ -187,19 +188,6 @@ def test_the_process_shares_one_static_embedder() -> None:
 
 # -- the vector table ------------------------------------------------------------------------------------------
 
-class _Words:
-    """Four dimensions, one per word, counted and normalised: every vector is known."""
-    name = "four-words"
-    words = ("alpha", "beta", "gamma", "delta")
-
-    def embed(self, texts):
-        out = []
-        for text in texts:
-            vec = [float(text.lower().count(w)) + 0.01 * i for i, w in enumerate(self.words)]
-            norm = sum(x * x for x in vec) ** 0.5
-            out.append([x / norm for x in vec])
-        return out
-
 
 def _put(db: Path, rows: list[tuple[str, bytes]], model: str = "m") -> None:
     conn = sqlite3.connect(db)
@@ -234,7 +222,7 @@ def test_a_table_reloads_what_changed_and_its_version_is_what_version_counts(lay
     store = layers.project
     store.save_many([Node(id="n_al0001", family="w", title="Alpha", body="alpha alpha"),
                      Node(id="n_be0001", family="w", title="Beta", body="beta beta")])
-    embedder = Chunked(_Words())
+    embedder = Chunked(FourWords())
     store.embed_missing(embedder)
     table = dense.VectorTable(store.index_db_path, embedder.name)
     try:
@@ -251,7 +239,7 @@ def test_a_table_reloads_what_changed_and_its_version_is_what_version_counts(lay
 
 def test_lacking_says_what_missing_embeddings_finds(layers: Layers) -> None:
     store = layers.project
-    embedder = Chunked(_Words())
+    embedder = Chunked(FourWords())
     table = dense.VectorTable(store.index_db_path, embedder.name)
 
     def agree() -> bool:
@@ -283,7 +271,7 @@ def test_lacking_says_what_missing_embeddings_finds(layers: Layers) -> None:
 def test_a_process_keeps_its_tables_and_opens_a_replaced_index_again(layers: Layers, monkeypatch) -> None:
     store = layers.project
     store.save(Node(id="n_al0001", family="w", title="Alpha", body="alpha"))
-    embedder = Chunked(_Words())
+    embedder = Chunked(FourWords())
     store.embed_missing(embedder)
     monkeypatch.setattr(dense, "_local", {})
     db = store.index_db_path
@@ -326,9 +314,9 @@ def test_recall_ranks_both_passes_with_one_table_and_one_model(layers: Layers, m
 
     store = layers.project
     store.save_many([Node(id=f"n_w{i:05d}", family="w", title=f"{w.title()} lesson {i}", tags=[w],
-                          body=f"{w} {w} matters for step {i}.") for i, w in enumerate(_Words.words * 15)])
+                          body=f"{w} {w} matters for step {i}.") for i, w in enumerate(FourWords.words * 15)])
     made, opened = [], []
-    embedder = Chunked(_Words())
+    embedder = Chunked(FourWords())
 
     def make(settings):
         made.append(settings)

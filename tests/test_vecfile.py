@@ -15,23 +15,11 @@ import pytest
 from rose.embed import Chunked, dense, load_numpy, to_blob, vecfile
 from rose.model import Node
 from rose.store import Layers
+from tests.support.four_words import FourWords
 
 
-class _Words:
-    """Four dimensions, one per word, counted and normalised: every vector is known."""
-    name = "four-words"
-    words = ("alpha", "beta", "gamma", "delta")
 
-    def embed(self, texts):
-        out = []
-        for text in texts:
-            vec = [float(text.lower().count(w)) + 0.01 * i for i, w in enumerate(self.words)]
-            norm = sum(x * x for x in vec) ** 0.5
-            out.append([x / norm for x in vec])
-        return out
-
-
-EMBEDDER = Chunked(_Words())
+EMBEDDER = Chunked(FourWords())
 
 
 class Reads:
@@ -81,7 +69,7 @@ def _tags(store) -> vecfile.Tags:
 
 def _lessons(store, n: int = 6) -> None:
     store.save_many([Node(id=f"n_w{i:05d}", family="w", title=f"{w.title()} {i}", body=f"{w} {w} step {i}")
-                     for i, w in zip(range(n), _Words.words * n)])
+                     for i, w in zip(range(n), FourWords.words * n)])
     store.embed_missing(EMBEDDER)
 
 

@@ -497,7 +497,7 @@ def _dense(stores: list[Store], query: str, settings: Settings, hot: bool, deadl
     if reply is None:
         try:
             from rose.embed import make_embedder
-            from rose.embed.dense import lacking_in_process, rank_in_process, skips_in_process
+            from rose.embed.dense import lacking_in_process, log_skips, rank_in_process, skips_in_process
 
             embedder = make_embedder(es)
             if embedder is None:
@@ -507,14 +507,8 @@ def _dense(stores: list[Store], query: str, settings: Settings, hot: bool, deadl
                     store.embed_missing(embedder)
             reply = {"ranks": rank_in_process([s.index_db_path for s in stores], embedder, query,
                                               search.LEXICAL_DEPTH)}
-            from rose.store.events import EventKind
-
             for store in stores:   # a vector file ignored (and written again) or not written: a logged skip
-                for reason in skips_in_process(store.index_db_path, embedder.name):
-                    try:   # a file's name and a reason rose wrote: structural
-                        store.event(EventKind.SKIP, structural=True, what="vector file", reason=reason[:300])
-                    except (OSError, LockTimeout):
-                        pass   # the log is busy or unwritable: the vectors were read from the index all the same
+                log_skips(store.events_path, skips_in_process(store.index_db_path, embedder.name), store.wait_s)
         except Exception:  # noqa: BLE001 - dense is an improvement, never a requirement
             return [], search.DenseStatus.FAILED
     merged = [(dbs[db], node_id, float(cos)) for db, ranked in reply.get("ranks", {}).items() if db in dbs

@@ -481,16 +481,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _log_vector_skips(table: Any) -> None:
     """A vector file the helper ignored (and wrote again) or could not write: a logged skip in its store's log."""
-    from rose.errors import LockTimeout
-    from rose.store.events import EventKind, append
+    from rose.embed.dense import log_skips
 
     skips, table.skips = table.skips, []
-    for reason in skips:
-        try:   # a file's name and a reason rose wrote: structural
-            append(table.db_path.parent / "events.jsonl", EventKind.SKIP, structural=True, lock_timeout_s=1.0,
-                   what="vector file", reason=reason[:300])
-        except (OSError, LockTimeout):
-            pass   # the log is busy or unwritable: the vectors were read from the index all the same
+    log_skips(table.db_path.parent / "events.jsonl", skips, 1.0)
 
 
 if __name__ == "__main__":
