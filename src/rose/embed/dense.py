@@ -276,20 +276,6 @@ def skips_in_process(db: Path, model: str) -> list[str]:
         return skips
 
 
-def log_skips(events_path: Path, reasons: list[str], lock_timeout_s: float) -> None:
-    """Vector files ignored (and written again) or not written, as skips in the store's event log. A busy or
-    unwritable log loses only the note: the vectors were read from the index all the same."""
-    from rose.errors import LockTimeout
-    from rose.store.events import EventKind, append
-
-    for reason in reasons:
-        try:   # a file's name and a reason rose wrote: structural
-            append(events_path, EventKind.SKIP, structural=True, lock_timeout_s=lock_timeout_s,
-                   what="vector file", reason=reason[:300])
-        except (OSError, LockTimeout):
-            pass
-
-
 def rank_in_process(db_paths: Sequence[Path], embedder: Any, query: str, k: int) -> dict[str, list[tuple[str, float]]]:
     [qvec] = embedder.embed([query])
     with _local_lock:

@@ -497,7 +497,8 @@ def _dense(stores: list[Store], query: str, settings: Settings, hot: bool, deadl
     if reply is None:
         try:
             from rose.embed import make_embedder
-            from rose.embed.dense import lacking_in_process, log_skips, rank_in_process, skips_in_process
+            from rose.embed.dense import lacking_in_process, rank_in_process, skips_in_process
+            from rose.store.events import note_skips
 
             embedder = make_embedder(es)
             if embedder is None:
@@ -508,7 +509,8 @@ def _dense(stores: list[Store], query: str, settings: Settings, hot: bool, deadl
             reply = {"ranks": rank_in_process([s.index_db_path for s in stores], embedder, query,
                                               search.LEXICAL_DEPTH)}
             for store in stores:   # a vector file ignored (and written again) or not written: a logged skip
-                log_skips(store.events_path, skips_in_process(store.index_db_path, embedder.name), store.wait_s)
+                note_skips(store.events_path, "vector file", skips_in_process(store.index_db_path, embedder.name),
+                           store.wait_s)
         except Exception:  # noqa: BLE001 - dense is an improvement, never a requirement
             return [], search.DenseStatus.FAILED
     merged = [(dbs[db], node_id, float(cos)) for db, ranked in reply.get("ranks", {}).items() if db in dbs

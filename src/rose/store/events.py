@@ -66,6 +66,19 @@ def append(path: Path, kind: EventKind, *, structural: bool = False, lock_timeou
             handle.write(line)
 
 
+def note_skips(path: Path, what: str, reasons: list[str], lock_timeout_s: float) -> None:
+    """Each reason a structural skip of `what` (a file's name and a reason rose wrote). A busy or unwritable log
+    loses only the note: a skip is something its caller has already worked around."""
+    from rose.errors import LockTimeout
+
+    for reason in reasons:
+        try:
+            append(path, EventKind.SKIP, structural=True, lock_timeout_s=lock_timeout_s, what=what,
+                   reason=reason[:300])
+        except (OSError, LockTimeout):
+            pass
+
+
 def read(path: Path, kind: str | None = None, limit: int | None = None) -> Iterator[dict[str, Any]]:
     """Yield events oldest first (rotated file included); lines that do not parse are skipped, not fatal."""
     files = [path.with_name(path.stem + ".1" + path.suffix), path]

@@ -481,10 +481,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _log_vector_skips(table: Any) -> None:
     """A vector file the helper ignored (and wrote again) or could not write: a logged skip in its store's log."""
-    from rose.embed.dense import log_skips
+    from rose.store.events import note_skips
 
     skips, table.skips = table.skips, []
-    log_skips(table.db_path.parent / "events.jsonl", skips, 1.0)
+    note_skips(table.db_path.parent / "events.jsonl", "vector file", skips, 1.0)
 
 
 if __name__ == "__main__":
