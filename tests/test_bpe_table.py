@@ -110,3 +110,13 @@ def test_a_table_that_breaks_after_it_opened_is_answered_from_the_config(config:
     assert rules.encode("redis cache ttl, naïve 🚀") == truth
     assert not path.exists()                            # removed: the next process makes it again
     assert bpe_table.load(config).encode("redis cache ttl, naïve 🚀") == truth and path.exists()
+
+
+def test_a_process_that_makes_no_tables_reads_the_config_and_leaves_none(config: Path, monkeypatch) -> None:
+    """The warm helper (bpe_table.MAKES_TABLES off) keeps its rules in memory; the next command makes the table."""
+    monkeypatch.setattr(bpe_table, "MAKES_TABLES", False)
+    rules = bpe_table.load(config)
+    assert rules is not None and isinstance(rules.vocab, dict)    # read from the config itself
+    assert not bpe_table.table_path(config).exists()
+    monkeypatch.setattr(bpe_table, "MAKES_TABLES", True)
+    assert bpe_table.load(config) is not None and bpe_table.table_path(config).exists()

@@ -19,7 +19,6 @@ writes the file again. A stale tag is no skip, only a rewrite.
 from __future__ import annotations
 
 import os
-import stat
 import struct
 import zlib
 from collections.abc import Sequence
@@ -134,13 +133,12 @@ def _read(path: Path, tags: Tags, model: str, np: Any, uid: int) -> Vectors | st
             return "a symbolic link"
         raise
     try:
+        from rose.store.atomic import not_own_private
+
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return "not a regular file"
-        if st.st_uid != uid:
-            return f"owned by uid {st.st_uid}, not {uid}"
-        if st.st_mode & 0o077:
-            return f"mode {stat.S_IMODE(st.st_mode):o}, not private (0600)"
+        why = not_own_private(st, uid)
+        if why is not None:
+            return why
         if st.st_size < _HEAD.size:
             return "shorter than its header"
         # read-only, its pages faulted in by one call where the system can (10 ms at 50,000 lessons where reading

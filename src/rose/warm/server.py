@@ -393,6 +393,9 @@ def serve(sock: str) -> None:
     if lock is None:
         return  # another helper for this installation runs already
     client.LOCAL_DENSE = local_dense  # recall inside this process ranks here
+    from rose.embed import bpe_table
+
+    bpe_table.MAKES_TABLES = False   # the rules stay in this process's memory: the next command makes the table
     client.BACKGROUND_SYNC = background_sync   # ... and leaves a due full scan to a thread
     from rose.store import index
     from rose.warm.watch import Watch
