@@ -23,7 +23,7 @@ SPLIT = {"rose.store.atomic": "store.files", "rose.store.frontmatter": "store.fi
          "rose.mcp": "mcp.sdk"}
 
 BASE = {"errors", "lazy", "model", "records", "typedrecord", "tokens", "deadline", "environment", "envvars", "inert",
-        "words", "store.files"}
+        "ownership", "words", "store.files"}
 # part -> the parts it imports today (besides itself and the base, which every part may use); listed bottom up
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
@@ -35,6 +35,7 @@ ALLOWED: dict[str, set[str]] = {
     "deadline": set(),
     "environment": set(),
     "envvars": set(),
+    "ownership": set(),
     "inert": set(),
     "words": set(),
     "detach": {"redact"},

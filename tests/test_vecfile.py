@@ -234,7 +234,7 @@ def test_a_file_of_another_user_is_ignored(layers: Layers) -> None:
     skips: list[str] = []
     np_ = load_numpy()
     assert vecfile.read(_file(store), _tags(store), EMBEDDER.name, np_, skips, uid=os.geteuid() + 1) is None
-    assert "owned by uid" in skips[0]
+    assert "belongs to uid" in skips[0]
     if os.geteuid() == 0:   # and for real, where a file can be given away
         os.chown(_file(store), 12345, 12345)
         assert vecfile.read(_file(store), _tags(store), EMBEDDER.name, np_, skips) is None

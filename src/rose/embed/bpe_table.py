@@ -116,9 +116,9 @@ def _open(path: Path, stamp: str, config: Path) -> Rules | None:
         st = os.lstat(path)
     except OSError:
         return None
-    from rose.store.atomic import not_own_private
+    from rose.ownership import not_own
 
-    if not_own_private(st) is not None:
+    if not_own(st, os.geteuid()) is not None:
         return None   # a link, or not this user's private file: made again
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)

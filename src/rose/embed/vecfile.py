@@ -133,10 +133,10 @@ def _read(path: Path, tags: Tags, model: str, np: Any, uid: int) -> Vectors | st
             return "a symbolic link"
         raise
     try:
-        from rose.store.atomic import not_own_private
+        from rose.ownership import not_own
 
         st = os.fstat(fd)
-        why = not_own_private(st, uid)
+        why = not_own(st, uid)
         if why is not None:
             return why
         if st.st_size < _HEAD.size:

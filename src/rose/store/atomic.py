@@ -100,22 +100,6 @@ def write_bytes_atomic(path: Path, data: bytes | list[bytes | memoryview], mode:
     _fsync_dir(path.parent)
 
 
-def not_own_private(st: os.stat_result, uid: int | None = None) -> str | None:
-    """Why a file rose reads back as a derived cache of its own (the vector file, the tokenizer table) is not to be
-    trusted: not a regular file (a link, read by lstat or O_NOFOLLOW), another user's, or open to group or others.
-    None when it is this user's private file."""
-    import stat
-
-    uid = os.geteuid() if uid is None else uid
-    if not stat.S_ISREG(st.st_mode):
-        return "not a regular file"
-    if st.st_uid != uid:
-        return f"owned by uid {st.st_uid}, not {uid}"
-    if st.st_mode & 0o077:
-        return f"mode {stat.S_IMODE(st.st_mode):o}, not private (0600)"
-    return None
-
-
 def write_text_atomic(path: Path, text: str, mode: int | None = None) -> None:
     write_bytes_atomic(path, text.encode("utf-8", "surrogatepass"), mode=mode)
 

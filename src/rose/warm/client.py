@@ -25,6 +25,7 @@ import time
 import zlib
 
 from rose import envvars  # a leaf module, no imports of its own beyond the stdlib
+from rose.ownership import not_own  # another
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported on the per-prompt path
@@ -74,15 +75,7 @@ def sound_folder(path: str, uid: int | None = None) -> str | None:
         return "does not exist"
     except OSError as exc:
         return f"cannot be inspected ({exc.strerror or exc})"
-    if stat.S_ISLNK(st.st_mode):
-        return "is a symbolic link"
-    if not stat.S_ISDIR(st.st_mode):
-        return "is not a directory"
-    if st.st_uid != uid:
-        return f"belongs to uid {st.st_uid}, not to this user (uid {uid})"
-    if st.st_mode & 0o077:
-        return f"is open to other users (mode {stat.S_IMODE(st.st_mode):o}, needs 700)"
-    return None
+    return not_own(st, uid, folder=True)
 
 
 def runtime_dir() -> tuple[str | None, str]:
