@@ -8,6 +8,9 @@ import threading
 
 import pytest
 
+from rose.errors import JobStopped
+from rose.learn import jobs
+from rose.learn.learner import serve_pending
 from rose.model import Node
 from rose.store import Layers, fulltext
 from rose.warm import server
@@ -120,3 +123,46 @@ def test_the_helper_tidies_the_indexes_it_ranked_against(layers: Layers, small) 
     assert not fulltext.due(store.index.conn)
     row = store.index.conn.execute("SELECT value FROM meta WHERE key = ?", (fulltext.MERGED_AT,)).fetchone()
     assert row is not None and int(row[0]) == fulltext.size(store.index.conn)
+
+
+# -- the learner merges too: a user with the helper off still gets a merged index ---------------------------------
+def _queue_a_session(layers: Layers, tmp_path) -> None:
+    from tests.trust.test_learning_never_stalls import _job, _transcript, standin
+
+    standin(tmp_path)
+    _job(layers, "s-merge", _transcript(tmp_path))
+    jobs.mark_pending(layers.project)
+
+
+def test_the_learner_merges_a_store_it_ran_jobs_for(layers: Layers, small, tmp_path) -> None:
+    store = layers.project
+    _grow(store, random.Random(6), 0, batches=20, per=20)
+    assert fulltext.due(store.index.conn)
+    _queue_a_session(layers, tmp_path)
+    assert serve_pending(jobs.try_lock()) == 1
+    assert not fulltext.due(store.index.conn)
+    assert "full-text index merged" in (store.logs_dir / "learner.log").read_text(encoding="utf-8")
+    store.index.conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')")   # raises if not whole
+
+
+def test_a_merge_cut_short_by_the_learners_timer_keeps_the_index_whole(layers: Layers, small, tmp_path,
+                                                                        monkeypatch) -> None:
+    store = layers.project
+    _grow(store, random.Random(7), 0, batches=20, per=20)
+    real_step, calls = fulltext.step, []
+
+    def stopped_at_the_second(conn, first, pages=fulltext.STEP_PAGES):
+        calls.append(first)
+        if len(calls) == 2:
+            raise JobStopped()
+        return real_step(conn, first, pages)
+
+    monkeypatch.setattr(fulltext, "step", stopped_at_the_second)
+    _queue_a_session(layers, tmp_path)
+    assert serve_pending(jobs.try_lock()) == 1          # the learner itself carries on
+    assert fulltext.due(store.index.conn)               # not recorded as merged
+    store.index.conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('integrity-check')")   # raises if not whole
+    log = (store.logs_dir / "learner.log").read_text(encoding="utf-8")
+    assert "merging the full-text index ran past the time a job may take" in log
+    monkeypatch.setattr(fulltext, "step", real_step)
+    assert fulltext.merge(store.index.conn, store.lock) > 0 and not fulltext.due(store.index.conn)

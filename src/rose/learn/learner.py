@@ -312,12 +312,16 @@ def serve_pending(lock_fd: int | None, timer: Timer | None = None) -> int:
                 continue
             store = _store_at(root)
             try:
+                ran_here = 0
                 for result in run_queue(store, due_only=True, skip=busy, timer=timer, outages_before=outages):
                     if result.detail == BUSY:
                         busy.add(str(store.queue_dir / result.job.name))
                     else:
-                        processed += 1
+                        ran_here += 1
                     outages = outages + 1 if result.outage else 0
+                processed += ran_here
+                if ran_here:
+                    _tidy_fulltext(store, timer)
                 queue.clear_pending(root)   # cleared, then the queue is looked at again: a job queued meanwhile
                 if queued(store):           # (or backed off, or waiting for a backend) keeps the store marked
                     queue.mark_pending(store)
@@ -346,6 +350,25 @@ def serve_pending(lock_fd: int | None, timer: Timer | None = None) -> int:
 
 
 BUSY = "another learner holds this session"
+
+
+def _tidy_fulltext(store: Store, timer: Timer | None) -> None:
+    """After a store's jobs, its full-text index merged when that is due (rose.store.fulltext), as the warm helper
+    does between requests: a user with the helper off, or whose helper never ranked against this store, gets the
+    merge here, off every prompt. Bounded like a job; a step cut short rolls back, and the next run goes on."""
+    from rose.store.fulltext import merge
+
+    try:
+        with timer() if timer else contextlib.nullcontext():
+            steps = merge(store.index.conn, store.lock)
+        if steps:
+            log_line(store, f"full-text index merged ({steps} steps)")
+    except JobStopped:
+        log_line(store, "merging the full-text index ran past the time a job may take; the next run goes on")
+    except LearnerDeadline:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the index is derived: a merge not done now is done later
+        log_line(store, f"merging the full-text index failed: {type(exc).__name__}: {exc}")
 
 
 def _store_at(root: Path) -> Store:
