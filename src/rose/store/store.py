@@ -803,10 +803,11 @@ class Store:
         else:
             if rewrite:
                 text = render_node(node, meaning)
+                data = text.encode("utf-8", "surrogatepass")   # once, for the digest and a bulk save's file
                 # written from redacted fields (redaction is idempotent): these bytes are clean under this redactor
-                digest = _clean_digest(text.encode("utf-8", "surrogatepass"))
+                digest = _clean_digest(data)
                 if self._batch is not None:
-                    st = self._batch.write_text(full, text)
+                    st = self._batch.write_bytes(full, data)
                     self._batch_clean.append((rel, digest))
                 else:
                     write_text_atomic(Path(full), text)
