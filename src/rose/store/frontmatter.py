@@ -366,7 +366,26 @@ _PLAIN_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+")
 _UNWRITABLE = _OnFirstUse("[^\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD]")
 
 
+# what _emit_scalar wrote for a short text before (a pure function of it): most of a lesson's values recur in every
+# lesson (`active`, `fact`, a family, a tag, the second it was made); emptied when full, as _LINES is
+_SCALARS: dict[str, str | None] = {}
+_SCALAR_SHORT = 64
+_WRITABLE_KEYS: set[str] = set()   # keys written plain before: an identifier the resolver reads as a string
+
+
 def _emit_scalar(value: Any) -> str | None:
+    if type(value) is str and len(value) <= _SCALAR_SHORT:
+        try:
+            return _SCALARS[value]
+        except KeyError:
+            if len(_SCALARS) >= _LINES_MAX:
+                _SCALARS.clear()
+            text = _SCALARS[value] = _emit_text(value)
+            return text
+    return _emit_text(value)
+
+
+def _emit_text(value: Any) -> str | None:
     if value is None:
         return "null"
     if value is True or value is False:
@@ -406,8 +425,11 @@ def _emit_mapping(data: dict[Any, Any], indent: int, out: list[str], seen: set[i
     if _shared(data, seen):
         return False
     for key, value in data.items():
-        if type(key) is not str or not _KEY.fullmatch(key + ":") or _tag(key) != _STR:
-            return False
+        if type(key) is not str or key not in _WRITABLE_KEYS:
+            if type(key) is not str or not _KEY.fullmatch(key + ":") or _tag(key) != _STR:
+                return False
+            if len(_WRITABLE_KEYS) < _LINES_MAX:
+                _WRITABLE_KEYS.add(key)
         lead = f"{first}{key}:" if first is not None else f"{pad}{key}:"
         first = None
         if type(value) is list:

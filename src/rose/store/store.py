@@ -243,6 +243,9 @@ def redact_node(node: Node) -> Node:
     return node
 
 
+_MEANING_TEXT: dict[type, tuple[str, ...]] = {}
+
+
 def _redact_meaning(node: Node) -> bool:
     """The fields a node file holds (its meaning, rose.store.usage.meaning), redacted in place; returns whether the
     redactor changed any of them."""
@@ -257,7 +260,12 @@ def _redact_meaning(node: Node) -> bool:
         changed = changed or out != text
         return out
 
-    node.redact_text(r, where=lambda k: k not in FRONTMATTER_KEYS)   # claims and trials too
+    names = _MEANING_TEXT.get(type(node))
+    if names is None:   # the same fields for every node: found once, not per lesson of a bulk save
+        from rose.records import text_fields
+
+        names = _MEANING_TEXT[type(node)] = text_fields(type(node), lambda k: k not in FRONTMATTER_KEYS)
+    node.redact_fields(r, names)   # claims and trials too
     extra = redact_data(node.extra)
     changed = changed or extra != node.extra
     node.extra = extra
