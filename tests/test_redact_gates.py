@@ -82,6 +82,17 @@ def test_reach_reads_the_pattern():
     assert providers._run_gate([({"a"}, 3), None]) is None   # one pattern unread: no gate at all
 
 
+def test_a_rows_reach_is_its_prefix_and_its_body_read_apart():
+    """_gates reads each row's body once (85 bodies for 257 rows) and adds the prefix: the same reach as the row's
+    whole regex, as _compiled builds it (no body that would bind to the prefix, such as a leading quantifier or a
+    top-level alternation)."""
+    for _kind, prefix, body, _flags in providers.ROWS:
+        whole = providers._reach(re.escape(prefix) + body + "(?![A-Za-z0-9])")
+        alone = providers._reach(body)
+        assert whole is not None and alone is not None, (prefix, body)
+        assert whole == (alone[0] | set(prefix), alone[1] + len(prefix)), (prefix, body)
+
+
 @pytest.mark.parametrize("kind, pattern", [(a[0], a[1]) for a in providers.ANCHORED])
 def test_every_match_begins_with_the_leading_literal(kind, pattern):
     lead = providers._leading_literal(pattern)
