@@ -56,12 +56,15 @@ def test_run_gates_skip_only_scans_that_could_not_have_matched(monkeypatch):
     text with no run long enough holds no anchored finding; most generated lessons' titles have no run at all."""
     texts = _texts()
     rng = random.Random(8)
-    secrets = [sample.text for sample in positives(seed=99, per_family=1)]
-    for _ in range(2000):   # tokens cut at and around the runs' width, glued to prose and to each other
-        secret = rng.choice(secrets)
-        start = rng.randrange(len(secret))
-        texts.append(rng.choice(["", "see ", "x=", "\n"]) + secret[start:start + rng.randint(10, 40)] +
-                     rng.choice(["", " ok", ".", "-us12", ":AA" + "b" * 30]))
+    tokens = []
+    for sample in positives(seed=99, per_family=2):   # each provider token found, alone
+        found: list = []
+        providers.find(sample.text, found)
+        tokens += [sample.text[start:end] for start, end, *_rest in found]
+    for token in tokens:   # cut at every length around the runs' widths, glued to prose and to each other
+        for length in range(8, min(len(token), 48) + 1):
+            texts.append(rng.choice(["", "see ", "x=", "\n"]) + token[:length] +
+                         rng.choice(["", " ok", ".", "-us12", ":AA" + "b" * 30]))
     gated = [_find(t) for t in texts]
     rows, anchored = providers._gates()
     for gates in ((None, anchored), (rows, None)):
