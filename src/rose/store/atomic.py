@@ -123,6 +123,10 @@ class FileBatch:
     def write_text(self, path: Path | str, text: str) -> os.stat_result:
         """The temp file written (not yet durable, not yet in place); its stat is the target's after the rename.
         `path` may be text (a bulk save joins it as text: no pathlib a lesson)."""
+        return self.write_bytes(path, text.encode("utf-8", "surrogatepass"))
+
+    def write_bytes(self, path: Path | str, data: bytes) -> os.stat_result:
+        """write_text of text already encoded (a bulk save encodes a lesson once, for its clean digest and this)."""
         folder, name = os.path.split(os.fspath(path))
         if folder not in self._folders:
             os.makedirs(folder, exist_ok=True)
@@ -131,9 +135,9 @@ class FileBatch:
         fd, tmp = _temp_in(folder, name, f"{self._token}{self._count:x}")
         try:
             try:
-                data = memoryview(text.encode("utf-8", "surrogatepass"))
-                while data:   # a raw write may take less than all of it
-                    data = data[os.write(fd, data):]
+                view = memoryview(data)
+                while view:   # a raw write may take less than all of it
+                    view = view[os.write(fd, view):]
                 st = os.fstat(fd)
             finally:
                 os.close(fd)

@@ -356,15 +356,36 @@ def parse_node_with(text: str) -> tuple[Node, dict[str, Any]]:
 # PyYAML represents every value as an object before its C emitter writes it (about 0.5 ms a lesson's frontmatter, a
 # third of a bulk import). The same text is written here for what is certainly written the same way: mappings with
 # identifier keys, block sequences, `[]`, `{}`, and scalars on lines that fit WIDTH; anything else (a long line PyYAML
-# would fold, a line break, a character it would escape, a type it represents its own way) is PyYAML's. Every text
-# written here is read back by _load_layout and compared before it is used. tests/test_frontmatter_fast.py holds it
-# equal to PyYAML's text.
+# would fold, a line break, a character it would escape, a type it represents its own way) is PyYAML's. It is right
+# by construction, not by reading its text back (that check was a third of the render's CPU, and where it declined
+# PyYAML wrote the very same text): tests/test_frontmatter_fast.py holds every text it writes equal to PyYAML's, and
+# read back by PyYAML and by _load_layout as the data written, on what rose writes, hostile values and random nested
+# data (so a layout it would get wrong fails a test instead of reaching disk).
 _PLAIN_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+")
 # what libyaml's emitter (CSafeDumper) writes as it is: not a line break, and nothing past U+FFFF (it escapes those)
 _UNWRITABLE = _OnFirstUse("[^\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD]")
 
 
+# what _emit_scalar wrote for a short text before (a pure function of it): most of a lesson's values recur in every
+# lesson (`active`, `fact`, a family, a tag, the second it was made); emptied when full, as _LINES is
+_SCALARS: dict[str, str | None] = {}
+_SCALAR_SHORT = 64
+_WRITABLE_KEYS: set[str] = set()   # keys written plain before: an identifier the resolver reads as a string
+
+
 def _emit_scalar(value: Any) -> str | None:
+    if type(value) is str and len(value) <= _SCALAR_SHORT:
+        try:
+            return _SCALARS[value]
+        except KeyError:
+            if len(_SCALARS) >= _LINES_MAX:
+                _SCALARS.clear()
+            text = _SCALARS[value] = _emit_text(value)
+            return text
+    return _emit_text(value)
+
+
+def _emit_text(value: Any) -> str | None:
     if value is None:
         return "null"
     if value is True or value is False:
@@ -404,8 +425,11 @@ def _emit_mapping(data: dict[Any, Any], indent: int, out: list[str], seen: set[i
     if _shared(data, seen):
         return False
     for key, value in data.items():
-        if type(key) is not str or not _KEY.fullmatch(key + ":") or _tag(key) != _STR:
-            return False
+        if type(key) is not str or key not in _WRITABLE_KEYS:
+            if type(key) is not str or not _KEY.fullmatch(key + ":") or _tag(key) != _STR:
+                return False
+            if len(_WRITABLE_KEYS) < _LINES_MAX:
+                _WRITABLE_KEYS.add(key)
         lead = f"{first}{key}:" if first is not None else f"{pad}{key}:"
         first = None
         if type(value) is list:
@@ -453,13 +477,11 @@ def _emit_sequence(items: list[Any], indent: int, out: list[str], seen: set[int]
 
 
 def _dump_layout(data: Any) -> str | None:
-    """dump_yaml's text for a mapping written in the layout above, checked by reading it back; else None."""
+    """dump_yaml's text for a mapping written in the layout above; else None."""
     if type(data) is not dict or not data:
         return None
     out: list[str] = []
     if not _emit_mapping(data, 0, out, set()):
         return None
-    text = "\n".join(out) + "\n"
-    back = _load_layout(text)
-    return text if back is not None and repr(back) == repr(data) else None
+    return "\n".join(out) + "\n"
 

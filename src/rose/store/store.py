@@ -243,6 +243,9 @@ def redact_node(node: Node) -> Node:
     return node
 
 
+_MEANING_TEXT: dict[type, tuple[str, ...]] = {}
+
+
 def _redact_meaning(node: Node) -> bool:
     """The fields a node file holds (its meaning, rose.store.usage.meaning), redacted in place; returns whether the
     redactor changed any of them."""
@@ -257,7 +260,12 @@ def _redact_meaning(node: Node) -> bool:
         changed = changed or out != text
         return out
 
-    node.redact_text(r, where=lambda k: k not in FRONTMATTER_KEYS)   # claims and trials too
+    names = _MEANING_TEXT.get(type(node))
+    if names is None:   # the same fields for every node: found once, not per lesson of a bulk save
+        from rose.records import text_fields
+
+        names = _MEANING_TEXT[type(node)] = text_fields(type(node), lambda k: k not in FRONTMATTER_KEYS)
+    node.redact_fields(r, names)   # claims and trials too
     extra = redact_data(node.extra)
     changed = changed or extra != node.extra
     node.extra = extra
@@ -803,10 +811,11 @@ class Store:
         else:
             if rewrite:
                 text = render_node(node, meaning)
+                data = text.encode("utf-8", "surrogatepass")   # once, for the digest and a bulk save's file
                 # written from redacted fields (redaction is idempotent): these bytes are clean under this redactor
-                digest = _clean_digest(text.encode("utf-8", "surrogatepass"))
+                digest = _clean_digest(data)
                 if self._batch is not None:
-                    st = self._batch.write_text(full, text)
+                    st = self._batch.write_bytes(full, data)
                     self._batch_clean.append((rel, digest))
                 else:
                     write_text_atomic(Path(full), text)
