@@ -110,3 +110,27 @@ def test_facts_are_read_once_while_the_index_is_unchanged(layers: Layers) -> Non
     store.index.conn.execute("UPDATE nodes SET tokens = tokens + 1 WHERE rowid = (SELECT min(rowid) FROM nodes)")
     again = store.index.facts()
     assert again is not first and sum(g.tokens for g in again) == sum(g.tokens for g in first) + 1
+
+
+def test_the_lesson_count_follows_every_write_while_it_is_kept(layers: Layers) -> None:
+    """lesson_count() is kept between calls like facts(): rows added or removed through this connection, through
+    another one and through the store are counted at the next call."""
+    store = layers.project
+    store.save_many(_lessons(random.Random(4), 30))
+    store.sync()
+    index = store.index
+
+    def counted() -> int:
+        return index.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+
+    assert index.lesson_count() == index.lesson_count() == counted() == 30
+    index.conn.execute("DELETE FROM nodes WHERE rowid = (SELECT min(rowid) FROM nodes)")   # this connection
+    assert index.lesson_count() == counted() == 29
+    other = sqlite3.connect(store.index_db_path, isolation_level=None)   # another process's commit
+    other.execute("DELETE FROM nodes WHERE rowid = (SELECT min(rowid) FROM nodes)")
+    other.close()
+    assert index.lesson_count() == counted() == 28
+    store.delete("n_fact0010")
+    assert index.lesson_count() == counted() == 27
+    store.save(_lessons(random.Random(5), 31)[30])
+    assert index.lesson_count() == counted() == 28

@@ -178,7 +178,8 @@ def test_no_helper_is_started_when_they_are_switched_off(project: Path, tmp_path
 def test_the_client_imports_stay_lean() -> None:
     code = ("import sys; import rose.warm.client, rose.hooks.entry;"
             "heavy = [m for m in ('argparse', 'yaml', 'rose.store', 'rose.recall', 'rose.judge', 'subprocess',"
-            " 'dataclasses', 'sqlite3', 'pathlib', 'typing', 'json', 're', 'enum', 'socket', 'rose.errors')"
+            " 'dataclasses', 'sqlite3', 'pathlib', 'typing', 'json', 're', 'enum', 'socket', 'rose.errors',"
+            " 'threading', 'struct', 'zlib')"
             " if m in sys.modules]; assert not heavy, heavy")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

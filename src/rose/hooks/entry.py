@@ -9,10 +9,12 @@ reflector can never trigger reflectors.
 """
 from __future__ import annotations
 
+import _thread   # not threading: with what it imports, 4 M of the ~28 M instructions a helper-answered prompt's own
+                 # process spends past a bare interpreter (see _alarm)
 import io
 import os
 import sys
-import threading
+import time
 
 from rose import envvars
 from rose.hooks import BUDGET_S, MAX_PAYLOAD_BYTES, PROMPT_MARGIN_S, PROMPT_TIMEOUT_S
@@ -25,6 +27,8 @@ if TYPE_CHECKING:  # typing and pathlib stay off the per-prompt path; annotation
     from typing import Any, BinaryIO, TextIO
 
     from rose.deadline import Deadline
+    from collections.abc import Callable
+
     from rose.hooks.adapters import HookEvent
 
 CHILD_ENV = envvars.CHILD
@@ -36,7 +40,7 @@ class _Output:
 
     def __init__(self, stdout: TextIO):
         self.stdout = stdout
-        self.lock = threading.Lock()
+        self.lock = _thread.allocate_lock()
         self.done = False
 
     def write(self, text: str) -> bool:
@@ -59,30 +63,76 @@ def main(argv: list[str], stdin: BinaryIO | None = None, stdout: TextIO | None =
     out = _Output(stdout or sys.stdout)
     event_name = argv[1] if len(argv) > 1 else "?"
     budget = BUDGET_S.get(event_name, 5.0)
-    watchdog = threading.Timer(budget, _overran, (out, event_name, budget))
-    watchdog.daemon = True
-    watchdog.start()
-    stdin = stdin or sys.stdin.buffer
+    start = time.monotonic()
+    # the watchdog: until the work is known to run here, an alarm (see _alarm); the in-process work, a thread
+    disarm = _alarm(out, event_name, budget)
+    timer = _timer(out, event_name, budget, budget) if disarm is None else None
     try:
-        payload = stdin.read(MAX_PAYLOAD_BYTES + 1)
-    except (OSError, ValueError):  # an unreadable stdin is an empty payload: run() reports it and logs the skip
-        payload = b""
-    if len(argv) == 2 and argv[1] in WARM_EVENTS and len(payload) <= MAX_PAYLOAD_BYTES:
-        from rose.warm import client
+        stdin = stdin or sys.stdin.buffer
+        try:
+            payload = stdin.read(MAX_PAYLOAD_BYTES + 1)
+        except (OSError, ValueError):  # an unreadable stdin is an empty payload: run() reports it and logs the skip
+            payload = b""
+        if len(argv) == 2 and argv[1] in WARM_EVENTS and len(payload) <= MAX_PAYLOAD_BYTES:
+            from rose.warm import client
 
-        if client.helpers_allowed():
-            answered = client.run_hook(argv, payload, budget)
-            if answered is not None:
-                out.write(answered)
-                watchdog.cancel()
-                if answered == client.timeout_notice(budget):   # the helper ran out of time: the skip is logged
-                    _log_skip(event_name, f"the warm helper ran past the {budget:.1f}s budget", os.getcwd())
-                return 0
-    buffer = io.StringIO()
-    run(argv, io.BytesIO(payload), buffer)
-    out.write(buffer.getvalue())
-    watchdog.cancel()
-    return 0
+            if client.helpers_allowed():
+                answered = client.run_hook(argv, payload, budget)
+                if answered is not None:
+                    if disarm is not None:   # first: the alarm's handler writes through the same lock
+                        disarm()
+                        disarm = None
+                    out.write(answered)
+                    if timer is not None:
+                        timer.cancel()
+                        timer = None
+                    if answered == client.timeout_notice(budget):   # the helper ran out of time: the skip is logged
+                        _log_skip(event_name, f"the warm helper ran past the {budget:.1f}s budget", os.getcwd())
+                    return 0
+        if disarm is not None:   # the work runs here: a thread keeps what is left of the budget
+            disarm()
+            disarm = None
+            timer = _timer(out, event_name, budget, max(0.0, budget - (time.monotonic() - start)))
+        buffer = io.StringIO()
+        run(argv, io.BytesIO(payload), buffer)
+        out.write(buffer.getvalue())
+        return 0
+    finally:
+        if disarm is not None:
+            disarm()
+        if timer is not None:
+            timer.cancel()
+
+
+def _alarm(out: _Output, event_name: str, budget: float) -> Callable[[], None] | None:
+    """A SIGALRM timer at the budget that ends the hook (_overran), and the function that disarms it and puts the
+    signal's handler back; None where there is none (no setitimer, or not the main thread). Enough while the main
+    thread only waits in system calls, which a signal interrupts (reading stdin, the helper's socket): the path a
+    warm helper answers, which then imports no threading. Not for work done in-process: a handler runs between
+    bytecodes, so it would wait for a long C call (an SQLite query) to end."""
+    try:
+        import _signal  # type: ignore[import-not-found]  # the C module under `signal`, whose enums need enum
+
+        previous = _signal.signal(_signal.SIGALRM, lambda _sig, _frame: _overran(out, event_name, budget))
+    except (ImportError, AttributeError, ValueError, OSError):
+        return None
+    _signal.setitimer(_signal.ITIMER_REAL, budget)
+
+    def disarm() -> None:
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
+        _signal.signal(_signal.SIGALRM, previous if previous is not None else _signal.SIG_DFL)
+
+    return disarm
+
+
+def _timer(out: _Output, event_name: str, budget: float, left: float) -> Any:
+    """The watchdog as a thread (threading.Timer) that fires in `left` seconds, whatever the main thread is doing."""
+    import threading
+
+    timer = threading.Timer(left, _overran, (out, event_name, budget))
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def _overran(out: _Output, event_name: str, budget: float) -> None:

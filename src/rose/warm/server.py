@@ -398,10 +398,13 @@ def serve(sock: str) -> None:
     bpe_table.MAKES_TABLES = False   # the rules stay in this process's memory: the next command makes the table
     client.BACKGROUND_SYNC = background_sync   # ... and leaves a due full scan to a thread
     from rose.store import index
+    from rose.store.pool import Pool
     from rose.warm.watch import Watch
 
     watch = Watch.open()   # unsupported (off Linux, no libc): never healthy, every sync stats every file
     index.WATCH = watch    # a sync with no event under its store since its last full scan stats no file
+    pool = Pool()
+    index.POOL = pool      # the indexes' connections stay open between requests
     # the imports the hook path needs, before the socket exists: a client meanwhile finds no socket and works
     # in-process at once, instead of waiting in the listen queue of a helper that is still importing
     import rose.hooks.entry
@@ -460,6 +463,8 @@ def serve(sock: str) -> None:
     finally:
         index.WATCH = None
         watch.close()
+        index.POOL = None
+        pool.close()
         server.server_close()
         for suffix in (".sock", ".spawn", ".pid"):
             with contextlib.suppress(FileNotFoundError):

@@ -1,0 +1,56 @@
+"""The hook's watchdog in its two forms (rose.hooks.entry): an alarm while the hook only waits (stdin, the warm
+helper's socket), a thread once the work runs in-process, where the main thread can sit inside one long C call
+that no signal handler interrupts."""
+from __future__ import annotations
+
+import io
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HANG_S = 120   # only a hang reaches this
+
+
+def test_a_hook_leaves_no_alarm_and_no_handler_of_its_own_behind(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from rose.hooks import entry
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ROSE_WARM_HELPER", "0")
+
+    def mine(_sig: int, _frame: object) -> None:
+        raise AssertionError("the hook's alarm went off after it returned")
+
+    previous = signal.signal(signal.SIGALRM, mine)
+    try:
+        for event in ("PreCompact", "UserPromptSubmit"):
+            out = io.StringIO()
+            assert entry.main(["claude", event], io.BytesIO(b"{}"), out) == 0
+            assert signal.getsignal(signal.SIGALRM) is mine
+            assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_in_process_work_stuck_in_one_c_call_is_still_ended_at_the_budget(tmp_path: Path) -> None:
+    """A query that never ends holds the main thread inside SQLite, where a signal handler would wait forever: the
+    watchdog of in-process work is a thread, which ends the hook with its fail-open notice."""
+    code = (
+        "import io, sqlite3, sys\n"
+        "from rose.hooks import entry\n"
+        "entry.BUDGET_S['PreCompact'] = 0.5\n"
+        "def stuck(argv, stdin, stdout, cwd=None):\n"
+        "    sqlite3.connect(':memory:').execute('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)'\n"
+        "                                        ' SELECT count(*) FROM c').fetchone()\n"
+        "    stdout.write('finished')\n"
+        "entry.run = stuck\n"
+        "entry.main(['claude', 'PreCompact'], io.BytesIO(b'{}'), sys.stdout)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=HANG_S, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                                               "PYTHONPATH": ":".join(sys.path)})
+    assert proc.returncode == 0, proc.stderr
+    assert "ran out of time" in json.loads(proc.stdout)["systemMessage"]
