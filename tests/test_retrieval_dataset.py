@@ -79,6 +79,19 @@ def test_the_set_has_off_topic_prompts_and_long_lessons_that_prompts_need(lesson
     assert long_ids <= {i for p in needing for i in p["needs"]}   # every long lesson is needed by some prompt
 
 
+def test_held_out_rounds_are_blocks_after_the_set_in_order(prompts: list[dict]) -> None:
+    """Rounds 1-6 (round 1 marked `true`) follow the development set one block each, in the order they were written,
+    and each has on-topic and off-topic prompts: a round in the wrong place would be mixed into the set's tables."""
+    first = next(i for i, p in enumerate(prompts) if "heldout" in p)
+    assert all("heldout" in p for p in prompts[first:])
+    rounds = [1 if p["heldout"] is True else p["heldout"] for p in prompts[first:]]
+    assert rounds == sorted(rounds)
+    assert sorted(set(rounds)) == [1, 2, 3, 4, 5, 6]
+    for r in range(1, 7):
+        block = [p for p, n in zip(prompts[first:], rounds) if n == r]
+        assert sum(bool(p["needs"]) for p in block) >= 25 and sum(not p["needs"] for p in block) >= 25, r
+
+
 def test_unnamed_prompts_share_no_content_word_with_what_they_need(lessons: list[dict],
                                                                   prompts: list[dict]) -> None:
     """As lexical search sees words: rose's stopwords removed, porter-stemmed by FTS5 (title, gist and tags)."""

@@ -24,7 +24,8 @@ from authoring import (lessons_corvid, lessons_dev, lessons_extra, lessons_infra
                        lessons_ops, lessons_quality, lessons_services)
 from authoring.prompts_heldout import (HELDOUT2_OFFTOPIC, HELDOUT2_PROMPTS, HELDOUT3_OFFTOPIC,  # noqa: E402
                                       HELDOUT3_PROMPTS, HELDOUT4_OFFTOPIC, HELDOUT4_PROMPTS, HELDOUT5_OFFTOPIC,
-                                      HELDOUT5_PROMPTS, HELDOUT_OFFTOPIC, HELDOUT_PROMPTS)
+                                      HELDOUT5_PROMPTS, HELDOUT6_OFFTOPIC, HELDOUT6_PROMPTS, HELDOUT_OFFTOPIC,
+                                      HELDOUT_PROMPTS)
 from authoring.prompts_src import LONG_PROMPTS, OFFTOPIC_PROMPTS, PROMPTS  # noqa: E402
 
 FAMILIES = {
@@ -53,7 +54,7 @@ def lessons() -> list[dict]:
 
 def prompts(by_key: dict[str, dict]) -> list[dict]:
     """Ids are positional (q001 ...): the long-lesson prompts and the off-topic ones (needs empty) come last, then
-    the held-out ones (`"heldout": true`, then `2` to `5` for the later rounds), written after the rule
+    the held-out ones (`"heldout": true`, then `2` to `6` for the later rounds), written after the rule
     they test was chosen."""
     out = []
     rows = PROMPTS + LONG_PROMPTS + [(text, "", False) for text in OFFTOPIC_PROMPTS]
@@ -62,10 +63,12 @@ def prompts(by_key: dict[str, dict]) -> list[dict]:
     heldout3 = HELDOUT3_PROMPTS + [(text, "", False) for text in HELDOUT3_OFFTOPIC]
     heldout4 = HELDOUT4_PROMPTS + [(text, "", False) for text in HELDOUT4_OFFTOPIC]
     heldout5 = HELDOUT5_PROMPTS + [(text, "", False) for text in HELDOUT5_OFFTOPIC]
+    heldout6 = HELDOUT6_PROMPTS + [(text, "", False) for text in HELDOUT6_OFFTOPIC]
+    rounds = [heldout, heldout2, heldout3, heldout4, heldout5, heldout6]
     starts = [len(rows)]                                            # where each held-out round begins
-    for block in (heldout, heldout2, heldout3, heldout4):
+    for block in rounds[:-1]:
         starts.append(starts[-1] + len(block))
-    for n, (text, keys, unnamed) in enumerate(rows + heldout + heldout2 + heldout3 + heldout4 + heldout5, 1):
+    for n, (text, keys, unnamed) in enumerate(rows + [row for block in rounds for row in block], 1):
         ks = keys.split()
         missing = [k for k in ks if k not in by_key]
         if missing:

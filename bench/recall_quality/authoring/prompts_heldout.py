@@ -6,6 +6,7 @@ deploy, cache, token, release, leak, fork, pool, ...). ONTOPIC: prompts that nee
 a developer types them, several of them in everyday words only. Same format as prompts_src: (text, "keys", unnamed).
 """
 N = False
+U = True   # unnamed: shares no content word with the title, gist or tags of a lesson it needs (build.py checks)
 
 HELDOUT_PROMPTS = [
     ("argo is stuck syncing staging, the migration job never finishes", "dep-argo-presync", N),
@@ -361,4 +362,123 @@ HELDOUT5_OFFTOPIC = [
     "thanks, that's all for today!",
     "what are the symptoms of a pulled hamstring?",
     "how do firefighters decide when a burning building is safe to enter?",
+]
+
+# -- round 6: written blind before the next off-topic rule (issue 13: precision >= 0.30 at recall >= 0.55, nothing
+# served for off-topic prompts) is run on them, by a helper who had not seen that rule; rounds 1-5 were read only to
+# avoid repeating their wording and topics, and nothing is tuned on these. ONTOPIC: mostly lessons no earlier round
+# asked for, as developers type them: pasted error lines, terse asks, long rambling asks, everyday words only, and the
+# Corvid services by name. OFFTOPIC: everyday life, other professions, small talk, questions to the assistant about
+# itself, and above all everyday senses of the store's own terms: the Corvid names (lamplighter, ferryman, skiff,
+# wharf, gatehouse, almanac, spyglass) and tags (canary, drain, freeze, circuit breaker, timeout, rotation, lint,
+# flaky, soak, redirect, postmortem, on call, fixtures, dashboard, compression, quarantine, VAT, booking, homebrew,
+# migration, audience, keyring, cherry picking), plus two language questions no lesson covers ----------------------
+HELDOUT6_PROMPTS = [
+    ("the async app works against postgres directly, but since we pointed it at the connection pooler every other "
+     "query fails", "db-pgbouncer-prepared", N),
+    ("customers say their type checker treats our sdk as if it had no annotations at all, though every function is "
+     "typed", "pkg-py-typed", N),
+    ("both python versions in the matrix upload their junit xml and the second upload fails", "ci-artifact-names", N),
+    ("httpx.RemoteProtocolError: Server disconnected without sending a response. only ever the first request after "
+     "things were quiet for a while", "http-stale-keepalive", N),
+    ("ScopeMismatch: You tried to access the function scoped fixture monkeypatch with a session scoped request object",
+     "test-scope-mismatch", N),
+    ("the wheel I built on my ubuntu laptop crashes on import on the amazon linux workers", "pkg-manylinux-wheels", N),
+    ("mint a token so my local script can call quillbill through gatehouse", "cv-gatehouse-audience", N),
+    ("B019 Use of `functools.lru_cache` or `functools.cache` on methods can lead to memory leaks -- is ruff right "
+     "about this one?", "cache-lru-method-leak", N),
+    ("git diff shows every line of deploy.sh as changed after I saved it on my windows machine", "git-autocrlf", N),
+    ("we added a logging sidecar to the api pods and since then the autoscaler doesn't scale at all",
+     "dep-hpa-metrics-missing", N),
+    ("sign my commits with an ssh key", "git-signed-commits", N),
+    ("this PR only touches the CI config, do I still need a changelog entry?", "style-towncrier", N),
+    ("celery: one worker hogs all the long report tasks while the rest do nothing", "perf-celery-prefetch", N),
+    ("so I'm working on the export endpoint and noticed that inside an async def handler someone calls requests.get "
+     "to fetch exchange rates, and under load everything slows down for every request, not just the export, even "
+     "the health check p99 goes through the roof. is that related or am I imagining it?", "perf-blocking-in-async", N),
+    ("ok so context: we turned httpx up to DEBUG on staging to chase the partner timeouts, and now someone from "
+     "security pinged me that they saw bearer tokens in loki?? I thought we had a masking thing for that, what's the "
+     "rule here", "auth-no-token-logging", N),
+    ("I'm adding 'on_hold' to the order status enum with ALTER TYPE in the same migration that backfills the old "
+     "held orders, and it blows up with unsafe use of new value. two migrations? or is there a better way to model "
+     "this", "db-enum-alter db-data-migrations-separate", N),
+    ("the designer handed me a settings page with six inputs that only have placeholder text, no visible labels, and "
+     "now the component tests fail on some axe violation. can I count the placeholder as the label or what do we do",
+     "fe-a11y-labels", N),
+    ("product wants the weight in the wharf booking response in kilograms instead of pounds. it's a one line change "
+     "in the serializer but partners obviously parse that json and I don't know how we ship that without breaking "
+     "them, is there a process?", "cv-wharf-api-versioning", N),
+    ("I update an order's delivery address and the confirmation page just after still shows the old one, a refresh "
+     "fixes it", "db-replica-lag", U),
+    ("permission checks are slow, can I memoise can_view(user, doc) in a module-level dict?",
+     "cache-per-request-permissions", N),
+    ("add a fallback so checkout still shows a stock level when the inventory service is down", "http-circuit-breaker",
+     N),
+    ("should we remember a 404 from the product lookup as well?", "cache-negative", U),
+    ("we wiped everything off the content delivery network during the sale and the servers behind it fell over, how "
+     "should we do it next time?", "cache-cdn-surrogate-purge", N),
+    ("someone uploaded a package with the same name as one of our internal ones to the public index, could our "
+     "installs pick theirs up?", "pkg-private-index", N),
+    ("visitors get a blank page once the app is served from a subfolder of our site", "fe-vite-base-path", N),
+    ("people on slow phone connections wait ages for the product list because the reply is huge and nothing squeezes it",
+     "perf-gzip-middleware", U),
+    ("how soon after a SEV2 does the postmortem have to be written?", "long-oncall-handbook", N),
+    ("planning the next postgres major version bump, anything to check about extensions first?",
+     "long-postgres-upgrade-guide", N),
+    ("how long can the e2e job run before CI kills it?", "ci-job-timeouts long-ci-pipeline-guide", N),
+    ("make test passes but the tests that need postgres and redis never ran, how do I run those?",
+     "long-testing-handbook test-integration-marker", N),
+    ("skiff up wharf exits straight away, where do I start?", "cv-skiff-doctor cv-wharf-local", N),
+    ("someone set an env var by hand on the quillbill staging deployment and it vanished after the next deploy",
+     "cv-almanac-config", N),
+    ("support gave me customer 4711 from the invoicing side, how do I find them in wharf?", "cv-customer-ids", N),
+    ("the old consumers started rejecting every booking event after my schema change", "cv-driftwood-schema", N),
+    ("I added a field to the proto in mooring but wharf's generated _pb2 doesn't have it", "cv-mooring-protos", N),
+    ("how do I test both states of booking.split_payments?", "cv-lamplighter-tests", N),
+    ("a belgian business customer was charged 21% VAT on their freight invoice and says that's wrong",
+     "cv-quillbill-vat", N),
+    ("ferryman rolled wharf back, do I still have to revert anything in git?", "cv-ferryman-rollback", N),
+    ("how do I see which build of quillbill is running where, from chat?", "long-ferryman-guide", N),
+    ("a partner retried POST /v2/bookings after a timeout, will they end up with two bookings?",
+     "long-wharf-service-guide", N),
+    ("can I call fetch directly in my new page component?", "long-frontend-conventions", N),
+]
+
+HELDOUT6_OFFTOPIC = [
+    "what did a lamplighter actually do every evening in old London?",
+    "did a ferryman on the Thames need a licence in the 1800s?",
+    "we're renting a skiff on the lake on saturday, does everyone need a life jacket?",
+    "is the old wharf in Bristol worth a visit with kids?",
+    "what rooms were usually inside a castle gatehouse?",
+    "does the old farmer's almanac predict the winter any better than chance?",
+    "where can I buy a brass spyglass as a present for my dad who sails?",
+    "my canary stopped singing after we moved house, should I worry?",
+    "the kitchen drain smells awful even after boiling water, what else can I try?",
+    "can I freeze leftover soup in glass jars without them cracking?",
+    "the circuit breaker in the fuse box trips every time the kettle and the microwave run together",
+    "how do I get my four year old to sit through a timeout without screaming?",
+    "how does crop rotation keep a vegetable patch healthy?",
+    "how often should I clean the lint filter in the tumble dryer?",
+    "is flaky pastry the same thing as puff pastry?",
+    "how long do dried chickpeas need to soak before I cook them?",
+    "how do I get my post redirected to my new address when I move house?",
+    "what does a pathologist look for during a postmortem examination?",
+    "my brother is a junior doctor, how many nights a month is he usually on call?",
+    "which premier league fixtures are on this saturday?",
+    "an orange light shaped like an engine came on on my car's dashboard, can I keep driving?",
+    "do compression socks really help on a long-haul flight?",
+    "how long does a dog have to stay in quarantine when we move to Australia?",
+    "how do I claim the VAT refund at the airport as a tourist leaving the EU?",
+    "how do I find a hotel booking that lets me bring my dog?",
+    "my homebrew beer tastes sour after two weeks, did it get infected?",
+    "when do swallows start their migration south?",
+    "how do stand-up comedians win over a cold audience?",
+    "how do I get a new key onto a split keyring without breaking a nail?",
+    "is cherry picking season in Kent over by August?",
+    "how does a freight forwarder clear customs for a pallet going to Norway?",
+    "what's the difference between a list and a tuple in python?",
+    "in rust, when do I actually need to write a lifetime annotation?",
+    "what model are you, and can you see my other chats?",
+    "morning! coffee first, then we start",
+    "haha ok that's enough for today, you've been great",
 ]
