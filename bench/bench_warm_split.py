@@ -24,12 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_scale import PROMPTS, TICK, helper_pid   # the same prompts, clock ticks and pid files
+
 REPO = Path(__file__).resolve().parent.parent
-PROMPTS = ["the staging deploy with argo rollout is stuck", "pytest fixture flaky on the integration db",
-           "why is the redis cache ttl ignored", "add retries with backoff to the http client",
-           "postgres migration deadlock on the connection pool", "vite bundle size grew after the react upgrade"]
 SESSIONS = 7
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 class Side:
@@ -67,14 +65,7 @@ class Side:
         return self.run([sys.executable, "-m", "rose", "hook", "claude", "UserPromptSubmit"], stdin=payload)[0]
 
     def helper(self) -> int | None:
-        for pid_file in (self.sock / f"rose-{os.getuid()}").glob("warm-*.pid"):
-            try:
-                pid = int(pid_file.read_text())
-                os.kill(pid, 0)
-                return pid
-            except (OSError, ValueError):
-                continue
-        return None
+        return helper_pid(self.env)
 
     def settle(self) -> int:
         """Until a ranking is served with dense results: the helper's pid."""

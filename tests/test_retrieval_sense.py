@@ -6,9 +6,9 @@ A short prompt keeps the store's sense. A technical word beside the term, two te
 whole title still admit."""
 from __future__ import annotations
 
-from rose.model import Node
 from rose.recall import candidates as cand
 from rose.store import Layers
+from tests.support.noted_store import fill
 from rose.store import index as index_mod
 from rose.store.index import (LexicalHit, PromptEvidence, admits, corroborable, everyday_sense, term_pairs_query)
 from rose.words import everyday
@@ -25,12 +25,6 @@ LESSONS = [
 ]
 
 
-def _fill(layers: Layers, filler: int = 40) -> None:
-    nodes = [Node(id=i, family="notes", title=t, body=b, gist=b[:60], tags=tags) for i, t, b, tags in LESSONS]
-    nodes += [Node(id=f"n_fill{i:04d}", family="notes", title=f"Note {i} on the service",
-                   body=f"Routine note {i} about the service configuration.", gist="routine note", tags=["notes"])
-              for i in range(filler)]
-    layers.project.save_many(nodes)
 
 
 def _hits(layers: Layers, prompt: str) -> dict[str, LexicalHit]:
@@ -44,7 +38,7 @@ def test_the_words_of_these_lessons_are_what_the_rule_assumes() -> None:
 
 
 def test_a_lone_term_in_its_everyday_sense_admits_nothing(layers: Layers) -> None:
-    _fill(layers)
+    fill(layers, LESSONS)
     hit = _hits(layers, "what should I look at when I test drive a car this weekend?")["n_flaky001"]
     # "test" (a tag) and "weekend" are two selective words of the lesson: enough before, not in this sense
     assert hit.selective == 2 and hit.terms == 1 and not hit.phrase
@@ -54,7 +48,7 @@ def test_a_lone_term_in_its_everyday_sense_admits_nothing(layers: Layers) -> Non
 
 
 def test_a_dense_agreement_does_not_stand_in_for_it(layers: Layers) -> None:
-    _fill(layers)
+    fill(layers, LESSONS)
     hit = _hits(layers, "what should I look at when I test drive a car this weekend?")["n_flaky001"]
     row = layers.project.index.rows_by_id([hit.id])[hit.id]
     c = cand.Candidate(hit.id, layers.project, row, lexical_rank=1, bm25=hit.score, admitted=hit.admitted,
@@ -63,7 +57,7 @@ def test_a_dense_agreement_does_not_stand_in_for_it(layers: Layers) -> None:
 
 
 def test_the_same_term_beside_a_technical_word_admits(layers: Layers) -> None:
-    _fill(layers)
+    fill(layers, LESSONS)
     # "flaky", "auth" and "suite" are no everyday English: the prompt is in the store's sense of "test"
     hit = _hits(layers, "fix the flaky test in the auth suite")["n_flaky001"]
     assert hit.admitted and hit.corroborable
@@ -71,7 +65,7 @@ def test_the_same_term_beside_a_technical_word_admits(layers: Layers) -> None:
 
 
 def test_two_terms_one_lesson_holds_together_admit(layers: Layers) -> None:
-    _fill(layers)
+    fill(layers, LESSONS)
     # "queue" and "security" are both everyday words, both tags, and one lesson holds both: at home together
     hits = _hits(layers, "is the queue worker covered by the security review?")
     assert hits["n_queue001"].admitted and hits["n_queue001"].terms >= 2
@@ -79,14 +73,14 @@ def test_two_terms_one_lesson_holds_together_admit(layers: Layers) -> None:
 
 
 def test_two_terms_no_lesson_holds_together_are_in_their_everyday_sense(layers: Layers) -> None:
-    _fill(layers)
+    fill(layers, LESSONS)
     # "package" and "test" are never in one lesson: a parcel and an exam, as far as this store can tell
     hits = _hits(layers, "will the package arrive before the test on the weekend?")
     assert not any(h.admitted or h.corroborable for h in hits.values())
 
 
 def test_a_title_match_admits(layers: Layers) -> None:
-    _fill(layers)
+    fill(layers, LESSONS)
     # every content word of the title, in a prompt otherwise in the everyday sense
     hit = _hits(layers, "should we quarantine a flaky test over the weekend?")["n_flaky001"]
     assert hit.named and hit.admitted
@@ -124,7 +118,7 @@ def test_which_prompts_are_in_their_everyday_sense() -> None:
 
 
 def test_a_short_prompt_keeps_the_store_sense_of_its_term(layers: Layers) -> None:
-    _fill(layers)
+    fill(layers, LESSONS)
     # "test" and "weekend" again, but nothing else beside them: a coding session's "test", as before the rule
     hit = _hits(layers, "test over the weekend")["n_flaky001"]
     assert hit.selective == 2 and hit.terms == 1 and not hit.phrase
@@ -144,7 +138,7 @@ def test_the_pairs_asked_in_one_lookup() -> None:
 
 
 def test_the_index_lookup_behind_the_ranked_hits(layers: Layers) -> None:
-    _fill(layers)
+    fill(layers, LESSONS)
     index = layers.project.index
     assert index._share_a_lesson(["queue", "security"])          # n_queue001 holds both
     assert not index._share_a_lesson(["package", "test"])         # no lesson does

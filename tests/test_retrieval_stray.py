@@ -5,9 +5,9 @@ Its cosine beside one shared word is mostly that word's own, so the agreement wo
 whose words the store all knows, or a short one, keeps the agreement as before."""
 from __future__ import annotations
 
-from rose.model import Node
 from rose.recall import candidates as cand
 from rose.store import Layers
+from tests.support.noted_store import fill
 from rose.store.index import LexicalHit, PromptEvidence, agreement_rests
 
 LESSONS = [
@@ -19,12 +19,6 @@ LESSONS = [
 ]
 
 
-def _fill(layers: Layers, filler: int = 40) -> None:
-    nodes = [Node(id=i, family="notes", title=t, body=b, gist=b[:60], tags=tags) for i, t, b, tags in LESSONS]
-    nodes += [Node(id=f"n_fill{i:04d}", family="notes", title=f"Note {i} on the service",
-                   body=f"Routine note {i} about the service configuration.", gist="routine note", tags=["notes"])
-              for i in range(filler)]
-    layers.project.save_many(nodes)
 
 
 def _hit(layers: Layers, prompt: str, node_id: str) -> LexicalHit:
@@ -47,14 +41,14 @@ def test_the_rule_is_a_function_of_the_counts() -> None:
 
 
 def test_one_shared_word_beside_words_the_store_never_saw_gets_no_agreement(layers: Layers) -> None:
-    _fill(layers)
+    fill(layers, LESSONS)
     hit = _hit(layers, "how long should I bake cookies made with rye flour?", "n_cookie01")
     assert hit.words == 1 and not hit.admitted and not hit.corroborable
     assert not _agreed(layers, hit)
 
 
 def test_two_shared_words_keep_the_agreement(layers: Layers) -> None:
-    _fill(layers)
+    fill(layers, LESSONS)
     # "vanish" and "bank" are new to the store, but the hit holds "session" and "cookies"
     hit = _hit(layers, "the session cookies vanish after the bank page sends us back", "n_cookie01")
     assert hit.words >= 2 and hit.corroborable
@@ -62,7 +56,7 @@ def test_two_shared_words_keep_the_agreement(layers: Layers) -> None:
 
 
 def test_a_prompt_the_store_knows_or_a_short_one_keeps_it(layers: Layers) -> None:
-    _fill(layers)
+    fill(layers, LESSONS)
     # every word is known to the store (a number-like token aside): nothing strays
     hit = _hit(layers, "the cookies in the service configuration note 4711", "n_cookie01")
     assert hit.corroborable
