@@ -22,8 +22,7 @@ chosen, round 3 after the everyday-sense rule, round 4 before the everyday-expre
 round 5 before the no-term agreement rule, also not taken, was run on it, round 6 blind, before the next off-topic
 rule was run on it: docs/benchmarks.md) are left out of every
 table but their own: each rule before and after it, per round, with and without the dense model; the rules not taken
-where the bench keeps them (the no-term agreement: `no_term_agreement`), and the stray-word agreement rule, before it
-(`one_word_agreement`) and now. --sweep adds the everyday-words rule part
+where the bench keeps them (the no-term agreement: `no_term_agreement`). --sweep adds the everyday-words rule part
 by part (sweep 4), its unknown-share gate by store size, on random subsets of the lessons (sweep 5), and the
 everyday-sense rule part by part (sweep 6).
 
@@ -346,8 +345,6 @@ def main() -> int:
         print()
         print("\n".join(no_term_report(new, chunked, queries, held, settings)))
         print()
-        print("\n".join(stray_report(new, chunked, queries, held, settings)))
-        print()
         print("\n".join(cosine_report(queries)))
         if args.sweep:
             sweep(new, queries, settings)
@@ -425,38 +422,15 @@ def no_term_agreement():
         index_mod.corroborable = saved
 
 
-@contextmanager
-def one_word_agreement():
-    """The agreement as it was before the stray-word rule (issue 13, pre-registered before held-out round 6): a dense
-    agreement stands in for a hit holding one word of a prompt that holds words no lesson holds."""
-    saved = index_mod.STRAY_AGREEMENT_WORDS
-    index_mod.STRAY_AGREEMENT_WORDS = 0
-    try:
-        yield
-    finally:
-        index_mod.STRAY_AGREEMENT_WORDS = saved
-
-
-def stray_report(store: Store, chunked, queries: list[Query], held: list[Query],
-                 settings: RecallSettings) -> list[str]:
-    """The stray-word agreement rule: before it vs now, as no_term_report reports a rule."""
-    return no_term_report(store, chunked, queries, held, settings, one_word_agreement, (
-        "the stray-word agreement rule (a prompt holding a word no lesson holds gets a dense agreement only for a hit "
-        "holding two of its words), before it vs now"), ("before", "now"), before_is_variant=True)
-
-
 def no_term_report(store: Store, chunked, queries: list[Query], held: list[Query],
-                   settings: RecallSettings, variant=None, title: str = "", labels: tuple[str, str] = ("now", "with it"),
-                   before_is_variant: bool = False) -> list[str]:
+                   settings: RecallSettings) -> list[str]:
     """The no-term agreement rule (not taken) without and with: hybrid, lexical only and recall end to end, on the set
     and each held-out round; then every prompt whose service it changes (off-topic ones kept out, needed lessons
-    lost). `variant`, `title`, `labels`: another rule reported the same way (`before_is_variant`: the patched side is
-    the "before")."""
-    variant = variant or no_term_agreement
+    lost)."""
     rounds = sorted({q.heldout for q in held})
     groups = [("set", queries)] + [(f"held out {r}", [q for q in held if q.heldout == r]) for r in rounds]
-    lines = [title or "the no-term agreement rule (tried, not taken: a prompt sharing no term with the store gets no "
-             "dense agreement), now vs with it", SERVED_HEADER]
+    lines = ["the no-term agreement rule (tried, not taken: a prompt sharing no term with the store gets no dense "
+             "agreement), now vs with it", SERVED_HEADER]
     changed: list[str] = []
     for label, qs in groups:
         arms = (("", lambda qs=qs: served_now(store, qs, settings)),
@@ -464,11 +438,9 @@ def no_term_report(store: Store, chunked, queries: list[Query], held: list[Query
                 (", end to end", lambda qs=qs: end_to_end(store, chunked, qs)[0]))
         for mode, serve in arms:
             before = serve()
-            with variant():
+            with no_term_agreement():
                 now = serve()
-            if before_is_variant:
-                before, now = now, before
-            for when, served in zip(labels, (before, now)):
+            for when, served in (("now", before), ("with it", now)):
                 st = served_stats(qs, served)
                 off = sum(1 for q, s in zip(qs, served) if not q.needs and s)
                 lines.append(served_row(f"{label}{mode}: {when}", st,

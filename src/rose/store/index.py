@@ -271,11 +271,6 @@ ELSEWHERE_MIN_LESSONS = 100
 EVERYDAY_SENSE_SELECTIVE = 3
 SENSE_TERMS_CHECKED = 8    # the terms whose pairs one co-occurrence lookup asks about
 SENSE_CONTEXT_MIN = 3      # words beside a term (number-like tokens aside) a prompt needs for its sense to be judged
-# A prompt (of SENSE_CONTEXT_MIN words or more beside one) holding a word no lesson holds reaches outside the store's
-# vocabulary ("dough", "nurses", "attic"): there a dense agreement stands in only for a hit holding this many of its
-# words, since a cosine beside one shared word is mostly that word's own (issue 13, pre-registered before round 6:
-# docs/benchmarks.md, "One shared word is no agreement")
-STRAY_AGREEMENT_WORDS = 2
 WORDS_CHECKED = 24         # query words whose evidence is counted: the first ones (a pasted log is long)
 PHRASES_CHECKED = 12
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -458,7 +453,6 @@ class PromptEvidence(Record, frozen=True):
     anchored: bool         # it shares at least one term with the store
     elsewhere: bool        # ELSEWHERE_SHARE or more of its words are unknown to a store of ELSEWHERE_MIN_LESSONS
     everyday_sense: bool = False   # its terms are all everyday words, no two of them in one lesson (everyday_sense)
-    strays: bool = False   # it holds a word no lesson holds (number-like aside), with context to judge it by
 
 
 def admits(hit: LexicalHit, prompt: PromptEvidence) -> bool:
@@ -481,13 +475,6 @@ def corroborable(prompt: PromptEvidence) -> bool:
     """Whether a dense agreement may stand in for a hit's missing lexical evidence: not when the prompt is mostly words
     the store has never seen, nor when its terms are in their everyday sense (a middling cosine is all they earn)."""
     return not prompt.elsewhere and not prompt.everyday_sense
-
-
-def agreement_rests(hit: LexicalHit, prompt: PromptEvidence) -> bool:
-    """Whether a dense agreement with this hit is a second signal and not the first one again: in a prompt that
-    strays outside the store's vocabulary, the hit must hold STRAY_AGREEMENT_WORDS of its words ("how many cookies
-    should one batch of dough make?" shares only "cookies" with a cookie lesson, and the cosine is that word's)."""
-    return not prompt.strays or hit.words >= STRAY_AGREEMENT_WORDS
 
 
 def everyday_sense(terms: list[str], context: int, common: frozenset[str],
@@ -1625,13 +1612,11 @@ class Index:
             return self._share_a_lesson(pairing)
 
         context = sum(1 for w in words if not any(ch.isdigit() for ch in w)) - 1   # the words beside one term
-        strays = context >= SENSE_CONTEXT_MIN and unknown_share(known) > 0
         prompt = PromptEvidence(selective_in_query, present, anchored, elsewhere,
-                                everyday_sense(terms, context, common, share_a_lesson), strays)
-        agreeable = corroborable(prompt)
+                                everyday_sense(terms, context, common, share_a_lesson))
         for hit in hits.values():
             hit.admitted = admits(hit, prompt)
-            hit.corroborable = agreeable and agreement_rests(hit, prompt)
+            hit.corroborable = corroborable(prompt)
         return [hits[r[0]] for r in ranked]
 
     def _share_a_lesson(self, terms: list[str]) -> bool:
