@@ -1478,10 +1478,9 @@ class Index:
         """Every record the store holds, cold ones included: what a word's share (selective_cap) is of. Kept while
         the index is unchanged (as facts() is): a prompt asks about ten times, each a pass over the lessons' ids
         (0.18 ms at 50,000 lessons), where the check is one pragma."""
-        conn = self.conn
-        stamp = (conn, conn.total_changes, conn.execute("PRAGMA data_version").fetchone()[0])
+        stamp = self._change_stamp()
         if self._count is None or self._count[0] != stamp:
-            self._count = (stamp, conn.execute("SELECT count(*) FROM nodes").fetchone()[0])
+            self._count = (stamp, self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0])
         return self._count[1]
 
     def selective_words(self, text: str, limit: int = 64) -> list[str]:
@@ -1519,9 +1518,8 @@ class Index:
         moves total_changes, a commit by any other moves data_version."""
         held = self._held_facts()
         if held is None:
-            conn = self.conn
-            stamp = (conn, conn.total_changes, conn.execute("PRAGMA data_version").fetchone()[0])
-            held = [FactGroup(*row) for row in conn.execute(_FACTS)]
+            stamp = self._change_stamp()
+            held = [FactGroup(*row) for row in self.conn.execute(_FACTS)]
             self._facts = (stamp, held)
         return held
 
@@ -1529,9 +1527,13 @@ class Index:
         """facts() as last read, if the index has not changed since (see facts)."""
         if self._facts is None:
             return None
+        return self._facts[1] if self._facts[0] == self._change_stamp() else None
+
+    def _change_stamp(self) -> tuple:
+        """What the index is now, as far as what was read from it goes: a write on this connection moves
+        total_changes, a commit by any other moves data_version (and a new connection is a new stamp)."""
         conn = self.conn
-        stamp = (conn, conn.total_changes, conn.execute("PRAGMA data_version").fetchone()[0])
-        return self._facts[1] if self._facts[0] == stamp else None
+        return conn, conn.total_changes, conn.execute("PRAGMA data_version").fetchone()[0]
 
     def search_evidence(self, query: str, limit: int = 50) -> list[LexicalHit]:
         """`search`, with each hit's evidence counted (see LexicalHit): best BM25 first, admitted or not.
