@@ -836,7 +836,7 @@ def _declare(command: Callable[[str, Handler, str], argparse.ArgumentParser],
     p.add_argument("--revoke", action="store_true", help="stop trusting it")
     p.add_argument("--list", action="store_true", help="every trusted config and whether it changed since")
 
-    p = command("search", cmd_search, "ranked lessons for a query, with their paths")
+    p = command("search", cmd_search, "ranked lessons for a query, with their paths (weaker matches after, marked)")
     p.add_argument("query", nargs="+")
     p.add_argument("--limit", type=int, default=10)
 

@@ -293,12 +293,20 @@ def checks(items: list[Check]) -> str:
     return "\n".join(f"[{marks[c.level.value]}] {c.name}: {c.detail}" for c in items)
 
 
+WEAKER = "weaker matches (no phrase or rare word of the query, not close enough in meaning to be served):"
+
+
 def hits(items: list[Hit]) -> str:
     if not items:
         return "(no matching lessons)"
-    # a cold exact match has no fused score: it is marked as what it is, with its archive path
-    return "\n".join(f"{'    cold' if h.status == 'archived' else format(h.score, '8.5f')}  {h.id}  L{h.level} "
-                      f"{h.family}/{h.title}\n          {h.gist}\n          {h.path}" for h in items)
+    out = []
+    for i, h in enumerate(items):
+        if not h.evidence and (i == 0 or items[i - 1].evidence):
+            out.append(("(no lesson matches well) " if i == 0 else "") + WEAKER)
+        # a cold exact match has no fused score: it is marked as what it is, with its archive path
+        out.append(f"{'    cold' if h.status == 'archived' else format(h.score, '8.5f')}  {h.id}  L{h.level} "
+                   f"{h.family}/{h.title}\n          {h.gist}\n          {h.path}")
+    return "\n".join(out)
 
 
 def recall(result: RecallResult) -> str:

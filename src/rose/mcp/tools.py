@@ -86,12 +86,16 @@ def search(layers: Layers, query: str, limit: int = 5) -> Answer:
         shown, cut = _cut(body, SEARCH_BODY_CHARS)
         lessons.append({**hit.to_dict(), "body": shown, "truncated": cut})
         parts.append(f'<lesson id="{_attr(hit.id)}" title="{_attr(hit.title)}" level="{hit.level}" '
-                     f'scope="{_attr(hit.scope)}" status="{_attr(hit.status)}" path="{_attr(hit.path)}">\n'
+                     f'scope="{_attr(hit.scope)}" status="{_attr(hit.status)}" path="{_attr(hit.path)}"'
+                     + ("" if hit.evidence else ' evidence="weak"') + ">\n"
                      f"{_escape(shown)}" + (f"\n(cut: the `show` tool with id {hit.id} gives all of it)" if cut else "")
                      + "\n</lesson>")
     if not hits:
         return Answer(f"no lesson matches {query!r}.", {"query": query, "lessons": []})
-    return Answer(_fenced(parts, f"{len(hits)} lesson(s) for: {query}"), {"query": query, "lessons": lessons})
+    weak = sum(not h.evidence for h in hits)
+    head = f"{len(hits)} lesson(s) for: {query}" + (f" ({weak} of them weaker matches, marked evidence=\"weak\")"
+                                                     if weak else "")
+    return Answer(_fenced(parts, head), {"query": query, "lessons": lessons})
 
 
 def show(layers: Layers, lesson_id: str) -> Answer:

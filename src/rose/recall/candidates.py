@@ -171,6 +171,25 @@ def fuse(stores: list[Store], lists: RankLists, settings: RecallSettings, now: d
     return sorted(served.values(), key=lambda c: (-c.score, c.id))
 
 
+def under_noise(stores: list[Store], lists: RankLists, settings: RecallSettings,
+                listed: set[tuple[int, str]]) -> list[Candidate]:
+    """The dense ranks fusion leaves out (cosine under the noise floor), best first: nearest by meaning and no
+    evidence at all. Nothing is served from them; `rose search` lists them last, marked, so a query with little
+    evidence still shows the closest lessons instead of a short list."""
+    noise = lists.floors.noise
+    tail = [(store, node_id, cos, rank) for rank, (store, node_id, cos) in enumerate(lists.dense, start=1)
+            if cos < noise and (id(store), node_id) not in listed]
+    rows = {id(s): s.index.rows_by_id([i for st, i, _c, _r in tail if st is s]) for s in stores}
+    out = []
+    for store, node_id, cos, rank in tail:
+        row = rows.get(id(store), {}).get(node_id)
+        if row is not None:
+            weight = settings.dense_weight / (settings.rrf_k + rank)
+            out.append(Candidate(node_id, store, row, dense_rank=rank, dense_cos=cos, fused=weight, score=weight,
+                                 serve_floor=lists.floors.serve))
+    return out
+
+
 def servable(store: Store, row: IndexRow, cache: dict[str, IndexRow], hops: int = 12) -> IndexRow | None:
     """The node to serve for a hit: itself if servable, else its nearest servable ancestor (up the parents)."""
     frontier = [row]
