@@ -294,6 +294,7 @@ def checks(items: list[Check]) -> str:
 
 
 WEAKER = "weaker matches (no phrase or rare word of the query, not close enough in meaning to be served):"
+NONE_WELL = "no lesson matches well; the nearest ones, weaker matches:"
 
 
 def hits(items: list[Hit]) -> str:
@@ -302,7 +303,7 @@ def hits(items: list[Hit]) -> str:
     out = []
     for i, h in enumerate(items):
         if not h.evidence and (i == 0 or items[i - 1].evidence):
-            out.append(("(no lesson matches well) " if i == 0 else "") + WEAKER)
+            out.append(NONE_WELL if i == 0 else WEAKER)
         # a cold exact match has no fused score: it is marked as what it is, with its archive path
         out.append(f"{'    cold' if h.status == 'archived' else format(h.score, '8.5f')}  {h.id}  L{h.level} "
                    f"{h.family}/{h.title}\n          {h.gist}\n          {h.path}")
