@@ -50,6 +50,7 @@ REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "bench" / "recall_quality"
 sys.path.insert(0, str(REPO / "src"))
 
+from rose import search as search_mod  # noqa: E402
 from rose.config import EmbedProvider, RecallSettings, Selector, Settings  # noqa: E402
 from rose.model import Node, Scope  # noqa: E402
 from rose.recall import candidates as cand  # noqa: E402
@@ -157,6 +158,10 @@ def judge_ceiling(found: list[cand.Candidate], needs: set[str]) -> Ranking:
 # -- metrics -------------------------------------------------------------------------------------------------------
 def recall_at(r: Ranking, needs: set[str], k: int) -> float:
     return len(needs & set(r[:k])) / len(needs)
+
+
+def mean_recall(rankings: list[Ranking], queries: list[Query], k: int) -> float:
+    return sum(recall_at(r, q.needs, k) for r, q in zip(rankings, queries)) / max(len(queries), 1)
 
 
 def rr(r: Ranking, needs: set[str]) -> float:
@@ -318,6 +323,9 @@ def main() -> int:
         print(rank_row("before: fused (RRF, every cosine)", queries, fus_old))
         print(rank_row("now: dense (wordllama, best chunk)", queries, den_new))
         print(rank_row("now: fused (RRF, cosine floor, chunks)", queries, fus_new))
+        print(rank_row("now: rose search as it lists", queries, listed(new, queries, settings)))
+        print()
+        print("\n".join(listed_report(new, queries, held, settings)))
         print()
         print("paired bootstrap over prompts with needs, mean difference [95% interval]")
         print(bootstrap(queries, fus_old, fus_new, "fused now - fused before"))
@@ -455,6 +463,30 @@ def no_term_report(store: Store, chunked, queries: list[Query], held: list[Query
                     changed.append(f"  {label}{mode}: {q.text!r} [{kind}] {len(b)} -> {len(n)} served"
                                    + (f" (gained {' '.join(gained)})" if gained else ""))
     return lines + ["prompts whose service the rule changes:"] + (changed or ["  none"])
+
+
+def listed(store: Store, queries: list[Query], settings: RecallSettings) -> list[Ranking]:
+    """What `rose search` lists for each prompt (rose.search.listed: the hits with evidence, then the weaker
+    matches), its first 20."""
+    return [[c.id for c, _evidence in search_mod.listed([store], q.new_lists, settings, 20)] for q in queries]
+
+
+def listed_report(store: Store, queries: list[Query], held: list[Query], settings: RecallSettings) -> list[str]:
+    """`rose search` as it lists, on the set and each held-out round (the description -> coding rule target of
+    issue 13 is its R@5), beside the fused ranking and the evidence-only list it replaced."""
+    rounds = sorted({q.heldout for q in held})
+    groups = [("set", queries)] + [(f"held out {r}", [q for q in held if q.heldout == r]) for r in rounds]
+    lines = ["rose search as it lists, per group (prompts with needs): R@5 R@10 (fused R@5, evidence only R@5)"]
+    for label, qs in groups:
+        on = [q for q in qs if q.needs]
+        if not on:
+            continue
+        lists = listed(store, on, settings)
+        fus = [[c.id for c in fused(store, q.new_lists, settings)] for q in on]
+        ev = [[c.id for c in fused(store, q.new_lists, settings) if cand.relevant_enough(c)] for q in on]
+        lines.append(f"  {label:<12} n={len(on):<5}{mean_recall(lists, on, 5):.3f} "
+                     f"{mean_recall(lists, on, 10):.3f}   ({mean_recall(fus, on, 5):.3f}, {mean_recall(ev, on, 5):.3f})")
+    return lines
 
 
 def served_now(store: Store, queries: list[Query], settings: RecallSettings, dense: bool = True) -> list[Ranking]:
