@@ -20,9 +20,10 @@ lessons as 128-token chunks, a lesson scored by its best chunk). Every prompt is
 Held-out prompts (`"heldout"` in prompts.jsonl: rounds 1 and 2 written after the everyday-words evidence rule was
 chosen, round 3 after the everyday-sense rule, round 4 before the everyday-expression rule, which was not taken,
 round 5 before the no-term agreement rule, also not taken, was run on it, round 6 blind, before the next off-topic
-rule was run on it: docs/benchmarks.md) are left out of every
-table but their own: each rule before and after it, per round, with and without the dense model; the rules not taken
-where the bench keeps them (the no-term agreement: `no_term_agreement`). --sweep adds the everyday-words rule part
+rule was run on it, round 7 blind, after the criteria it checks were registered and before anything was run on it:
+docs/benchmarks.md) are left out of every table but their own, one row group per round, however many there are:
+each rule before and after it, per round, with and without the dense model; the rules not taken where the bench
+keeps them (the no-term agreement: `no_term_agreement`). --sweep adds the everyday-words rule part
 by part (sweep 4), its unknown-share gate by store size, on random subsets of the lessons (sweep 5), and the
 everyday-sense rule part by part (sweep 6).
 
@@ -73,7 +74,7 @@ class Query:
     old_lists: cand.RankLists
     new_lists: cand.RankLists
     cos_new: dict[str, float]        # best-chunk cosine of every lesson
-    heldout: int = 0                 # held-out round (1 to 6), 0 for the set: reported apart
+    heldout: int = 0                 # held-out round (1 to 7), 0 for the set: reported apart
 
 
 def load() -> tuple[list[dict], list[dict]]:

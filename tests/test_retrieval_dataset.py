@@ -80,16 +80,29 @@ def test_the_set_has_off_topic_prompts_and_long_lessons_that_prompts_need(lesson
 
 
 def test_held_out_rounds_are_blocks_after_the_set_in_order(prompts: list[dict]) -> None:
-    """Rounds 1-6 (round 1 marked `true`) follow the development set one block each, in the order they were written,
+    """Rounds 1-7 (round 1 marked `true`) follow the development set one block each, in the order they were written,
     and each has on-topic and off-topic prompts: a round in the wrong place would be mixed into the set's tables."""
     first = next(i for i, p in enumerate(prompts) if "heldout" in p)
     assert all("heldout" in p for p in prompts[first:])
     rounds = [1 if p["heldout"] is True else p["heldout"] for p in prompts[first:]]
     assert rounds == sorted(rounds)
-    assert sorted(set(rounds)) == [1, 2, 3, 4, 5, 6]
-    for r in range(1, 7):
+    assert sorted(set(rounds)) == [1, 2, 3, 4, 5, 6, 7]
+    for r in range(1, 8):
         block = [p for p, n in zip(prompts[first:], rounds) if n == r]
         assert sum(bool(p["needs"]) for p in block) >= 25 and sum(not p["needs"] for p in block) >= 25, r
+
+
+def test_round_7_is_the_last_block_with_its_counts(prompts: list[dict]) -> None:
+    """Round 7, written blind after the criteria it checks were registered: 45 on-topic (q755-q799: 6 unnamed, 6 on
+    two or three lessons), then 45 off-topic (q800-q844); appended after round 6, so no earlier id moved."""
+    block = [p for p in prompts if p.get("heldout") == 7]
+    assert [p["id"] for p in block] == [f"q{n:03d}" for n in range(755, 845)]
+    assert prompts[-len(block):] == block
+    on = [p for p in block if p["needs"]]
+    assert block[:len(on)] == on and len(on) == 45 and len(block) - len(on) == 45
+    assert sum(p["unnamed"] for p in on) == 6 and sum(len(p["needs"]) > 1 for p in on) == 6
+    earlier = {p["prompt"].lower() for p in prompts if p.get("heldout") != 7}
+    assert not [p["prompt"] for p in block if p["prompt"].lower() in earlier]   # nothing reused from earlier rounds
 
 
 def test_unnamed_prompts_share_no_content_word_with_what_they_need(lessons: list[dict],

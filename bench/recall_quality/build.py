@@ -24,8 +24,8 @@ from authoring import (lessons_corvid, lessons_dev, lessons_extra, lessons_infra
                        lessons_ops, lessons_quality, lessons_services)
 from authoring.prompts_heldout import (HELDOUT2_OFFTOPIC, HELDOUT2_PROMPTS, HELDOUT3_OFFTOPIC,  # noqa: E402
                                       HELDOUT3_PROMPTS, HELDOUT4_OFFTOPIC, HELDOUT4_PROMPTS, HELDOUT5_OFFTOPIC,
-                                      HELDOUT5_PROMPTS, HELDOUT6_OFFTOPIC, HELDOUT6_PROMPTS, HELDOUT_OFFTOPIC,
-                                      HELDOUT_PROMPTS)
+                                      HELDOUT5_PROMPTS, HELDOUT6_OFFTOPIC, HELDOUT6_PROMPTS, HELDOUT7_OFFTOPIC,
+                                      HELDOUT7_PROMPTS, HELDOUT_OFFTOPIC, HELDOUT_PROMPTS)
 from authoring.prompts_src import LONG_PROMPTS, OFFTOPIC_PROMPTS, PROMPTS  # noqa: E402
 
 FAMILIES = {
@@ -54,7 +54,7 @@ def lessons() -> list[dict]:
 
 def prompts(by_key: dict[str, dict]) -> list[dict]:
     """Ids are positional (q001 ...): the long-lesson prompts and the off-topic ones (needs empty) come last, then
-    the held-out ones (`"heldout": true`, then `2` to `6` for the later rounds), written after the rule
+    the held-out ones (`"heldout": true`, then `2` to `7` for the later rounds), written after the rule
     they test was chosen."""
     out = []
     rows = PROMPTS + LONG_PROMPTS + [(text, "", False) for text in OFFTOPIC_PROMPTS]
@@ -64,7 +64,8 @@ def prompts(by_key: dict[str, dict]) -> list[dict]:
     heldout4 = HELDOUT4_PROMPTS + [(text, "", False) for text in HELDOUT4_OFFTOPIC]
     heldout5 = HELDOUT5_PROMPTS + [(text, "", False) for text in HELDOUT5_OFFTOPIC]
     heldout6 = HELDOUT6_PROMPTS + [(text, "", False) for text in HELDOUT6_OFFTOPIC]
-    rounds = [heldout, heldout2, heldout3, heldout4, heldout5, heldout6]
+    heldout7 = HELDOUT7_PROMPTS + [(text, "", False) for text in HELDOUT7_OFFTOPIC]
+    rounds = [heldout, heldout2, heldout3, heldout4, heldout5, heldout6, heldout7]
     starts = [len(rows)]                                            # where each held-out round begins
     for block in rounds[:-1]:
         starts.append(starts[-1] + len(block))

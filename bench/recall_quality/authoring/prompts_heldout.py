@@ -482,3 +482,159 @@ HELDOUT6_OFFTOPIC = [
     "morning! coffee first, then we start",
     "haha ok that's enough for today, you've been great",
 ]
+
+# -- round 7: written blind before any rule is run on it (issue 13), by a helper who had not read the rules it will
+# check nor the ranker's code; rounds 1-6 were read only to avoid repeating their wording, lessons and words, and
+# nothing is tuned on these. ONTOPIC: lessons no earlier round asked for, as pasted error lines, terse asks (3-5 words),
+# long rambling asks, everyday words only, multi-lesson tasks, the Corvid services and two long guides. OFFTOPIC:
+# everyday senses of store words no earlier round used (rollback, staging, vacuum, snapshot, bundle, budget, seed,
+# replica, lag, partition, wheel, layers, prune, waves, engine, chunks, translation, comments, expiry, eviction,
+# headers, scope, schedule, matrix, runners, permission, coverage, hypothesis, bisect, poisoning, consistency,
+# pickles, stampede, bastion, profile, serials), small talk, questions to the assistant about itself, two other
+# professions and a language question ------------------------------------------------------------------------------
+HELDOUT7_PROMPTS = [
+    # pasted error lines
+    ('ERR_PNPM_OUTDATED_LOCKFILE  Cannot install with "frozen-lockfile" because pnpm-lock.yaml is not up to date '
+     'with package.json', "fe-pnpm-frozen-lockfile", N),
+    ('ERR_PNPM_UNSUPPORTED_ENGINE  Unsupported engine for web@0.1.0: wanted: {"node":">=20.11 <21"} (current: '
+     '{"node":"v18.19.0"})', "fe-node-version-nvmrc", N),
+    ("the release job fails at the create release step with: Resource not accessible by integration",
+     "ci-workflow-permissions", N),
+    ("AttributeError: Can't get attribute 'PriceV1' on <module 'app.pricing.models'> -- only from some pods, and only "
+     "while the rollout is half done", "cache-no-pickle", N),
+    ("Warning  FailedScheduling  0/6 nodes are available: 6 Insufficient cpu. the new replicaset has been Pending for "
+     "twenty minutes", "dep-pending-insufficient-cpu", N),
+    ("hypothesis.errors.DeadlineExceeded: Test took 412.33ms, which exceeds the deadline of 200.00ms -- CI only, fine "
+     "on my laptop", "test-hypothesis-deadline", N),
+    ("OSError: [Errno 24] Too many open files, from the sync worker once it has been up for a few hours",
+     "http-client-reuse", N),
+    ("× No solution found when resolving dependencies: Because fastapi==0.110.0 depends on starlette<0.37 and you "
+     "require starlette>=0.37, we can conclude that your requirements are unsatisfiable.",
+     "pkg-resolution-impossible", N),
+    ("ModuleNotFoundError: No module named 'tomllib' -- a user on python 3.10 got this from our CLI",
+     "pkg-python310-compat", N),
+    ("ArrowInvalid: Could not open Parquet input source '<Buffer>': Parquet magic bytes not found in footer. the file "
+     "is right there in tests/fixtures", "git-lfs-fixtures", N),
+    # terse asks
+    ("pin third party actions?", "ci-pin-actions-sha", N),
+    ("clone the monorepo faster", "git-partial-clone", N),
+    ("rehash old bcrypt passwords", "auth-argon2", N),
+    ("dependabot PR flood", "ci-dependabot-grouping", N),
+    ("how many uvicorn workers?", "perf-uvicorn-workers", N),
+    ("find our slowest postgres queries", "perf-sqlalchemy-echo-slow", N),
+    # long rambling asks
+    ("so the api app in argo has been OutOfSync pretty much all week. it goes green after a sync and flips back the "
+     "next time traffic picks up, and the diff only ever shows the replica count. someone on the team suggested "
+     "turning self-heal off so it stops nagging us, which feels like the wrong fix. what should we actually do?",
+     "dep-argo-outofsync-hpa", N),
+    ("weird one. when a product's price changes the handler deletes the cached entry and then commits, and yet maybe "
+     "one time in twenty the old price comes back and sticks for an hour. I've checked, the delete definitely runs. "
+     "my theory is another request reads the row in between, does the order of those two steps matter?",
+     "cache-invalidate-after-commit", N),
+    ("every morning at about ten past seven the database gets hammered for a minute or so. it lines up exactly with "
+     "an hour after the warm-up job that loads all the products into redis, nothing else runs then, I went through "
+     "every cron. is it the expiry? how do I spread that out?", "cache-ttl-jitter", N),
+    ("I set replicaCount to 6 in values-prod.yaml and ran make deploy-prod, and the pods are still at 3. helm get "
+     "values says 3 as well. the Makefile passes three -f files and I honestly don't know which one wins. on top of "
+     "that the env list from prod is gone and only the base variables are in the pod", "dep-helm-values-order", N),
+    ("writing tests for the nightly settlement service, which calls session.commit() itself at the end. my tests "
+     "pass, but then a bunch of unrelated tests later in the run fail with counts off by a few, as if my rows were "
+     "still in the table. I thought every test got rolled back?", "test-transaction-rollback", N),
+    # everyday words only
+    ("the phone app gets stuck signing people in over and over when they open a page that belongs to another company",
+     "auth-401-vs-403", U),
+    ("the error tracker shows our production crashes as one long line of minified gibberish",
+     "fe-sourcemaps-sentry", U),
+    ("there's a page on each server with its live numbers; how do I look at it from my laptop without opening it up "
+     "to the whole internet?", "dep-port-forward", U),
+    ("reviewers keep asking what rcpt_tmpl and shp_cfg stand for in my branch, should I rename them?",
+     "style-no-abbreviations", U),
+    ("the person on duty got woken at 3am because the servers were busy with the nightly import, yet no customer "
+     "noticed a thing. what should actually wake someone up?", "obs-alert-on-symptoms", U),
+    ("once a new option has been switched on for every customer, how long may the old if/else stay around?",
+     "style-flag-cleanup", U),
+    ("the importer writes a line for every single row it reads, and the bill for keeping all that went through the "
+     "roof", "obs-log-volume", N),
+    # multi-lesson tasks
+    ("I'm adding an admin endpoint that lets support staff change a customer's role. how do we record who changed "
+     "what, and where should the permission check live?", "obs-audit-log auth-scopes-dependency", N),
+    ("preparing the first release of the sdk from CI: where should the version number live, and how does the "
+     "workflow log in to PyPI without a token in the secrets?", "pkg-version-metadata pkg-trusted-publishing", N),
+    ("the docker build in CI takes nine minutes even when I only touch one python file. while I'm in the Dockerfile, "
+     "which base image should production use?", "ci-buildx-gha-cache pkg-docker-slim long-ci-pipeline-guide", N),
+    ("I'm adding a CLI command that exports to a pandas DataFrame, and the CLI already takes over a second just to "
+     "print --help. how do I add pandas without making that worse?", "pkg-import-time pkg-extras-lazy", N),
+    ("the mobile app downloads the whole catalog again on every refresh even when nothing changed, and turning it "
+     "into json takes 300 ms of each request", "cache-etag perf-orjson-responses", N),
+    ("my PR updates 14 snapshot files, anything I should do before asking for review?",
+     "long-testing-handbook test-snapshot-update", N),
+    # single lessons, plain
+    ("argo pruned the rabbitmq volumes when I removed the statefulset from the chart and the queue's data is gone. "
+     "how do we stop that from happening again?", "dep-argo-prune-pvc", N),
+    ("we get a burst of 502s for about ten seconds every time the api rolls out", "dep-prestop-sleep", N),
+    ("botocore started emitting a DeprecationWarning and now half the suite fails, can I just ignore warnings in the "
+     "pytest config?", "test-warnings-as-errors", N),
+    ("the nightly import adds a million rows through session.add and takes forty minutes", "perf-bulk-copy", N),
+    ("we deleted half the events table last week and it's still 80 GB on disk", "db-repack-bloat", N),
+    ("should the orders service raise HTTPException(404) when an order doesn't exist?", "style-domain-exceptions", N),
+    # Corvid
+    ("kubectl says forbidden when I try to read wharf's logs on staging, where else can I see them?",
+     "cv-skiff-logs", N),
+    ("a quillbill invoice went out with the wrong customer address, can I just delete it and issue a new one?",
+     "cv-quillbill-invoice-numbers", N),
+    ("my endpoint on wharf works locally with no token at all, but on staging every call is rejected. what's "
+     "different?", "cv-gatehouse-headers", N),
+    # a fact in one section of a long guide
+    ("the new postgres cluster has caught up with the old one, is there anything about the id counters I need to do "
+     "before we switch over?", "long-postgres-upgrade-guide", N),
+    ("the merge queue put my PR in a batch with four others and the batch went red, do I need to do anything?",
+     "long-ci-pipeline-guide", N),
+]
+
+HELDOUT7_OFFTOPIC = [
+    "the supermarket has a rollback on washing powder this week, is it really cheaper than buying the big box?",
+    "is home staging worth the money before we put the flat up for sale?",
+    "which cordless vacuum copes best with two long-haired cats?",
+    "how do I take a sharp snapshot of fireworks on my phone?",
+    "should I take the broadband and tv bundle or pay for them separately?",
+    "how do I stick to a grocery budget with three teenagers at home?",
+    "when should I sow tomato seeds indoors if the last frost is in May?",
+    "where can I get a decent replica of a Roman helmet for a school play?",
+    "how do I get over jet lag after flying from Tokyo to London?",
+    "can I put up a partition wall in a rented flat without asking the landlord?",
+    "how long does it take to learn to throw a bowl on a potter's wheel?",
+    "how many layers should I wear for skiing at minus ten?",
+    "when is the right time to prune an apple tree?",
+    "what's a good beach in Portugal to learn to surf on small waves?",
+    "my car engine makes a ticking noise for the first minute on cold mornings, should I worry?",
+    "how do I cut a pineapple into chunks without wasting half of it?",
+    "which English translation of the Odyssey reads best aloud?",
+    "how should I answer rude comments under my cooking videos?",
+    "my passport expiry is in five months, can I still fly to Thailand?",
+    "my landlord gave me an eviction notice with two weeks' warning, is that even legal in Scotland?",
+    "how do I practise headers in football without getting a headache?",
+    "what spotting scope should I buy for watching seabirds on the coast?",
+    "can you help me make a revision schedule for my exams in June?",
+    "do I need to watch the Matrix films in order?",
+    "the runners on my kitchen drawer keep sticking, should I wax them?",
+    "do I need planning permission for a garden shed in England?",
+    "does my travel insurance coverage include a skiing accident?",
+    "how do I write a hypothesis for my daughter's science fair project on bean plants?",
+    "how do I bisect an angle with a compass? it's for my son's homework",
+    "my dog ate a square of dark chocolate, is that poisoning or just a tummy ache?",
+    "how do I get the right consistency for pancake batter?",
+    "how long do homemade pickles keep in the fridge?",
+    "what should you do if a herd of cows stampedes toward you on a footpath?",
+    "which bastion on the Valletta city walls has the best sunset view?",
+    "how do I write a dating profile that doesn't sound boring?",
+    "which Dickens novels first came out as serials in magazines?",
+    "how does a midwife tell which way round the baby is lying?",
+    "what does a structural engineer look for when surveying an old house?",
+    "what's the difference between 'affect' and 'effect'?",
+    "do you remember what we talked about last week?",
+    "are you a person or a program?",
+    "what's your favourite colour, if you have one?",
+    "hey, rough night, I barely slept",
+    "lol you're funnier than my brother",
+    "good night, talk tomorrow",
+]
