@@ -37,7 +37,7 @@ sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "bench" / "recall_quality"))
 
 from authoring import conversations, conversations2  # noqa: E402
-from bench_retrieval import previous_rule  # noqa: E402
+from bench_retrieval import previous_rule, recall_at  # noqa: E402
 
 from rose.config import RecallSettings  # noqa: E402
 from rose.model import Node, Scope  # noqa: E402
@@ -62,10 +62,6 @@ def build(root: Path, sessions: list) -> Store:
                               body=text, gist=text[:80], tags=[speaker]))
     store.save_many(nodes)
     return store
-
-
-def recall_at(ranking: list[str], needs: set[str], k: int) -> float:
-    return len(needs & set(ranking[:k])) / len(needs)
 
 
 def run_set(sessions: list, questions_src: list, chunked, settings: RecallSettings) -> dict[str, list[tuple]]:

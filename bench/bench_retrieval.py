@@ -483,8 +483,9 @@ def listed_report(store: Store, queries: list[Query], held: list[Query], setting
         if not on:
             continue
         lists = listed(store, on, settings)
-        fus = [[c.id for c in fused(store, q.new_lists, settings)] for q in on]
-        ev = [[c.id for c in fused(store, q.new_lists, settings) if cand.relevant_enough(c)] for q in on]
+        found = [fused(store, q.new_lists, settings) for q in on]
+        fus = [[c.id for c in f] for f in found]
+        ev = [[c.id for c in f if cand.relevant_enough(c)] for f in found]
         lines.append(f"  {label:<12} n={len(on):<5}{mean_recall(lists, on, 5):.3f} "
                      f"{mean_recall(lists, on, 10):.3f}   ({mean_recall(fus, on, 5):.3f}, {mean_recall(ev, on, 5):.3f})")
     return lines

@@ -64,8 +64,8 @@ def listed(stores: list[Store], lists: RankLists, settings: RecallSettings, limi
     from rose.recall import candidates
 
     fused = candidates.fuse(stores, lists, settings, map_up=False)
-    ranked = [(c, True) for c in fused if candidates.relevant_enough(c)]
-    ranked += [(c, False) for c in fused if not candidates.relevant_enough(c)]
+    # a stable sort: the hits with evidence first, each part in fused order
+    ranked = sorted(((c, candidates.relevant_enough(c)) for c in fused), key=lambda pair: not pair[1])
     if len(ranked) < limit:
         seen = {(id(c.store), c.id) for c in fused}
         ranked += [(c, False) for c in candidates.under_noise(stores, lists, settings, seen)]
