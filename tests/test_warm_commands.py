@@ -215,3 +215,75 @@ def test_a_served_conflicts_listing_shows_the_disputed_lesson_as_in_process(proj
         served = _served(helper, argv, project)
         assert served is not None and node_id.encode() in served[1], (argv, served)
         assert served == _in_process(argv, project), argv
+
+
+def test_a_command_that_ranks_with_no_helper_up_starts_one_that_serves_the_next(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rose.warm import client
+
+    _taught(project)
+    run_rose("config", "set", "recall.selector", "hybrid", cwd=project)
+    sockets = Path(tempfile.mkdtemp(prefix="rws-", dir="/tmp"))
+    with helpers_under(sockets, monkeypatch, idle_s=600):
+        sock = client.socket_path()
+        assert sock is not None and not os.path.exists(sock)
+        argv = ["search", "--json", "retry", "backoff"]
+        expected = _in_process(argv, project)
+        assert not os.path.exists(sock)   # helpers off: that one started nothing
+        # the console command with helpers allowed and none up: it answers here, as in a process of its own...
+        assert _in_process(argv, project, helpers="1") == expected
+        # ... and has started a helper, detached, which answers the same command once its model is loaded
+        wait_until(lambda: os.path.exists(sock) and _served(sock, argv, project) is not None,
+                   "the helper the command started serving it")
+        assert _served(sock, argv, project) == expected
+        assert _in_process(argv, project, helpers="1") == expected
+
+
+def test_only_a_command_that_ranks_starts_a_helper_and_only_when_none_answers(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from rose.warm import client
+
+    started: list[str | None] = []
+    monkeypatch.setattr(client, "spawn", lambda sock: started.append(sock) or True)
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="utf-8"))
+    monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(io.BytesIO(), encoding="utf-8"))
+    monkeypatch.setenv("ROSE_WARM_HELPER", "1")
+    nobody = str(tmp_path / "none.sock")
+    monkeypatch.setattr(client, "socket_path", lambda: nobody)
+    for argv in (["status"], ["list"], ["tree"], ["show", "x"], ["search", "--help"], ["recall", "-h"],
+                 ["add", "x"], ["index"]):
+        assert client.run_command(argv) is None
+    assert started == []   # none of those ranks (or it only prints its usage)
+    for argv in (["search", "retry"], ["recall", "--prompt", "x"], ["trace", "--prompt", "x"]):
+        assert client.run_command(argv) is None
+    assert started == [nobody] * 3   # spawn itself keeps a second start off while the first loads (SPAWN_GRACE_S)
+    # a helper of ours that is up and declines (its model still loading, a selector that asks): left alone
+    sock_path = f"/tmp/rwd-{os.getpid()}.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(sock_path)
+    server.listen(1)
+    monkeypatch.setattr(client, "socket_path", lambda: sock_path)
+
+    def decline() -> None:
+        conn, _ = server.accept()
+        request = b"x"
+        while request and not request.endswith(b"\n"):
+            request = conn.recv(1 << 20)
+        conn.sendall(b"-not served\n")
+        conn.close()
+
+    thread = threading.Thread(target=decline, daemon=True)
+    thread.start()
+    try:
+        assert client.run_command(["search", "retry"]) is None
+        thread.join(HANG_S)
+    finally:
+        server.close()
+        os.unlink(sock_path)
+    assert started == [nobody] * 3
+    monkeypatch.setenv("ROSE_WARM_HELPER", "0")   # helpers off: never asked, never started
+    monkeypatch.setattr(client, "socket_path", lambda: nobody)
+    assert client.run_command(["search", "retry"]) is None
+    assert started == [nobody] * 3
