@@ -76,7 +76,7 @@ def main() -> int:
                 scale.stop_helper(served)
                 for template in COMMANDS:
                     if template[0] in STARTS_A_HELPER:
-                        starts[" ".join(template)][size] = none_running(bench, project, tmp / f"socknone{size}",
+                        starts[" ".join(template)][size] = none_running(bench, project, tmp / f"socknone{size}{template[0]}",
                                                                         template, args.runs)
                         print(f"  {size}: {' '.join(template)} (none running)", file=sys.stderr, flush=True)
         finally:
@@ -90,10 +90,10 @@ def main() -> int:
     for label, by_size in rows.items():
         cells = "".join(f"{by_size[s][0] / base:>14.1f}{by_size[s][1] / base:>12.1f}" for s in sizes)
         print(f"{label[:35]:<36}{cells}")
-    head = "".join(f"{f'first {s}':>11}{f'start {s}':>12}{f'here {s}':>10}{f'next {s}':>11}" for s in sizes)
+    head = "".join(f"{f'first {s}':>12}{f'start {s}':>12}{f'here {s}':>11}{f'next {s}':>11}" for s in sizes)
     print(f"\n{'none running (x bare; here: count)':<36}{head}")
     for label, by_size in starts.items():
-        cells = "".join(f"{by_size[s].first / base:>11.1f}{by_size[s].helper / base:>12.1f}{by_size[s].here:>10d}"
+        cells = "".join(f"{by_size[s].first / base:>12.1f}{by_size[s].helper / base:>12.1f}{by_size[s].here:>11d}"
                         f"{by_size[s].next / base:>11.1f}" for s in sizes)
         print(f"{label[:35]:<36}{cells}")
     return 0
