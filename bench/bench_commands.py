@@ -5,7 +5,7 @@
 Each figure is CPU of the whole process tree (the command's own process and the helper's CPU over the same moments,
 as bench_scale.py measures), median of --runs, divided by a bare `python -c pass` of the same interpreter measured
 in the same run. "served" has a helper of the run's own up and settled (its model and vectors loaded); "own process"
-runs with ROSE_WARM_HELPER=0. For the commands that rank (rose.warm.client.STARTS_A_HELPER), "none running" starts
+runs with ROSE_WARM_HELPER=0. For the commands that rank (rose.warm.client.RANKING_COMMANDS), "none running" starts
 from no helper at all, helpers allowed: the first command runs in its own process and starts one; printed are that
 first command's CPU, the new helper's CPU until it serves one (its start, once per idle spell), how many commands
 ran in their own process before one was served, and the median of the --runs served after it. The stores are
@@ -27,7 +27,7 @@ from typing import NamedTuple
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_scale as scale
 
-from rose.warm.client import STARTS_A_HELPER
+from rose.warm.client import RANKING_COMMANDS
 
 COMMANDS = [["status"], ["search", "redis cache ttl"], ["recall", "--prompt", scale.PROMPTS[0]],
             ["trace", "--prompt", scale.PROMPTS[0]], ["tree"], ["tree", "--family", "{family}"], ["list"],
@@ -43,7 +43,7 @@ def main() -> int:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     rows: dict[str, dict[int, tuple[float, float]]] = {}
-    starts: dict[str, dict[int, Start]] = {" ".join(c): {} for c in COMMANDS if c[0] in STARTS_A_HELPER}
+    starts: dict[str, dict[int, Start]] = {" ".join(c): {} for c in COMMANDS if c[0] in RANKING_COMMANDS}
     with tempfile.TemporaryDirectory(prefix="rose-bench-commands-") as name:
         tmp = Path(name)
         bench = scale.Bench(Path(args.src).resolve(), tmp, args.runs)
@@ -75,7 +75,7 @@ def main() -> int:
                     print(f"  {size}: {label}", file=sys.stderr, flush=True)
                 scale.stop_helper(served)
                 for template in COMMANDS:
-                    if template[0] in STARTS_A_HELPER:
+                    if template[0] in RANKING_COMMANDS:
                         starts[" ".join(template)][size] = none_running(bench, project, tmp / f"socknone{size}{template[0]}",
                                                                         template, args.runs)
                         print(f"  {size}: {' '.join(template)} (none running)", file=sys.stderr, flush=True)

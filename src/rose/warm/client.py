@@ -290,7 +290,7 @@ SERVED_COMMANDS = frozenset({"status", "search", "recall", "trace", "tree", "lis
 # Those that rank vectors: in a process of their own each pays numpy's import and the vectors' load, most of its
 # cost (about 15x / 30x bare Python at 10,000 / 50,000 lessons, 2x-4x served). Run with no helper up, one is started
 # beside it, as a prompt starts one, so the next is served; the others cost a process about what they cost served.
-STARTS_A_HELPER = frozenset({"search", "recall", "trace"})
+RANKING_COMMANDS = frozenset({"search", "recall", "trace"})
 COMMAND_TIMEOUT_S = 120.0   # bounds a hung helper only: a command at 50,000 lessons takes about a second
 COMMAND_REPLY = b"C"        # a served command's reply: this mark, "code stdout-bytes stderr-bytes\n", then both
 
@@ -322,7 +322,7 @@ def run_command(argv: list[str]) -> int | None:
     """Have the warm helper answer an inspection command (its imports and indexes are warm): its exit code once its
     output is written here, or None to run it in-process (not such a command, helpers off, no helper of this user,
     one that would not or could not serve it). With no helper up, a command that ranks starts one for the next
-    (STARTS_A_HELPER); one that is up and declines (its model still loading, a selector that asks) is left alone."""
+    (RANKING_COMMANDS); one that is up and declines (its model still loading, a selector that asks) is left alone."""
     if not argv or argv[0] not in SERVED_COMMANDS or not helpers_allowed():
         return None
     out, err = sys.stdout, sys.stderr
@@ -338,7 +338,7 @@ def run_command(argv: list[str]) -> int | None:
     line = command_request(argv, cwd, dict(os.environ),
                            [(out.encoding, out.errors or "strict"), (err.encoding, err.errors or "strict")])
     data = _exchange(sock, line, COMMAND_TIMEOUT_S, whole=True)
-    if data is None and argv[0] in STARTS_A_HELPER and not {"-h", "--help"} & set(argv):
+    if data is None and argv[0] in RANKING_COMMANDS and not {"-h", "--help"} & set(argv):
         spawn(sock)   # nobody listening: this one runs here, the next is served
     reply = parse_command_reply(data) if isinstance(data, bytes) else None
     if reply is None:

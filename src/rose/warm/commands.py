@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from rose import environment
-from rose.warm.client import SERVED_COMMANDS
+from rose.warm.client import RANKING_COMMANDS, SERVED_COMMANDS
 
 _CAPTURE: contextvars.ContextVar[tuple[io.TextIOWrapper, io.TextIOWrapper] | None] = contextvars.ContextVar(
     "rose_captured_streams", default=None)
@@ -112,7 +112,6 @@ def _servable(args: Any) -> bool:
     return True
 
 
-RANKING = frozenset({"search", "recall", "trace"})   # the commands that rank with the embedding model
 
 
 def run(argv: list[str], cwd: str, env: dict[str, str], streams: list[tuple[str, str]],
@@ -121,7 +120,7 @@ def run(argv: list[str], cwd: str, env: dict[str, str], streams: list[tuple[str,
     `warming()`: the helper's model or vectors are still loading, so a command that ranks is not served."""
     from rose import cli
 
-    if len(streams) != 2 or not argv or argv[0] not in SERVED_COMMANDS or (argv[0] in RANKING and warming()):
+    if len(streams) != 2 or not argv or argv[0] not in SERVED_COMMANDS or (argv[0] in RANKING_COMMANDS and warming()):
         return None
     with environment.using(env, cwd):
         try:
