@@ -94,6 +94,27 @@ def test_user_errors_are_messages_not_tracebacks(store_dir: Path) -> None:
         assert "Traceback" not in out.stderr
 
 
+def test_text_that_is_not_utf8_is_refused_with_the_byte_named_and_nothing_stored(store_dir: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    def rose(*argv: bytes, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([os.fsencode(sys.executable), b"-m", b"rose", *argv], cwd=store_dir, input=stdin,
+                              capture_output=True, timeout=60, env={**os.environ, "LC_ALL": "C.UTF-8"})
+
+    for argv, stdin, message in (([b"add", b"retry \x9b with backoff"], b"", b"the lesson text"),
+                                 ([b"add", b"-"], b"retry \xff\xfe backoff", b"the lesson text on stdin"),
+                                 ([b"add", b"ok text", b"--title", b"t\xc3"], b"", b"--title"),
+                                 ([b"add", b"ok text", b"--tags", b"a,\x80"], b"", b"--tags")):
+        done = rose(*argv, stdin=stdin)
+        assert done.returncode == 1, (argv, done.stderr)
+        assert message + b" is not UTF-8 text (byte 0x" in done.stderr and b"nothing was stored" in done.stderr
+        assert b"Traceback" not in done.stderr and b"internal error" not in done.stderr
+    assert json.loads(rose(b"list", b"--json").stdout)["rows"] == []
+    assert rose(b"add", b"-", stdin="caf\u00e9 keys include the tenant".encode()).returncode == 0   # UTF-8 is
+
+
 def test_config_list_get_set(store_dir: Path) -> None:
     assert run_rose_here("config", "set", "recall.max_pack_tokens", "3000", cwd=store_dir).returncode == 0
     assert run_rose_here("config", "get", "recall.max_pack_tokens", cwd=store_dir).stdout.strip() == "3000"

@@ -217,6 +217,23 @@ def test_a_served_conflicts_listing_shows_the_disputed_lesson_as_in_process(proj
         assert served == _in_process(argv, project), argv
 
 
+def test_a_served_command_shows_a_lessons_control_characters_as_escapes_as_in_process(
+        project: Path, helper: str) -> None:
+    from tests.trust.test_terminal_controls import _controls, _hostile_store
+
+    titles = _hostile_store(project)
+    run_rose("index", cwd=project)   # hand-made files: their vectors made now, not by whichever process looks first
+    run_rose("config", "set", "recall.selector", "hybrid", cwd=project)
+    wait_until(lambda: _served(helper, ["search", "deploy"], project) is not None, "the helper's model loaded")
+    for argv in (["list"], ["list", "--json"], ["tree"], ["show", next(iter(titles))], ["search", "deploy", "checklist"],
+                 ["search", "--json", "deploy"], ["recall", "--prompt", "run the deploy checklist"], ["status"]):
+        served = _served(helper, argv, project)
+        assert served is not None and served == _in_process(argv, project), argv
+        for data in served[1:]:
+            assert not _controls(data.decode("utf-8")), argv
+    assert b"\\u001b]0;pwned\\u0007" in _served(helper, ["list"], project)[1]   # type: ignore[index]
+
+
 def test_a_command_that_ranks_with_no_helper_up_starts_one_that_serves_the_next(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from rose.warm import client

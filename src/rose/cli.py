@@ -48,11 +48,30 @@ def _judge(layers, settings):
     return Judge.for_store(layers.stores()[0], settings) if layers.stores() else None
 
 
+def _as_text(value: str, what: str) -> str:
+    """A string from the command line or stdin: bytes the locale could not decode (kept as surrogates) are refused
+    with a clear error, before anything is written."""
+    from rose.errors import NotText
+
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise NotText(what, value, exc.start) from None
+    return value
+
+
 def cmd_add(args: argparse.Namespace) -> int:
     from rose.learn.teach import teach
     from rose.model import Scope
 
-    text = sys.stdin.read() if args.text == "-" else args.text
+    if args.text == "-":
+        raw = getattr(sys.stdin, "buffer", None)   # bytes, as they are: not the locale's reading of them
+        data = raw.read().decode("utf-8", "surrogateescape") if raw is not None else sys.stdin.read()
+        text = _as_text(data, "the lesson text on stdin")
+    else:
+        text = _as_text(args.text, "the lesson text")
+    for value, what in ((args.title, "--title"), (args.family, "--family"), *((t, "--tags") for t in args.tags or [])):
+        _as_text(value or "", what)
     tags = [t for chunk in (args.tags or []) for t in chunk.split(",")]
     layers = _layers(args)
     layers.writable(Scope.GLOBAL if args.scope == "global" else Scope.PROJECT)  # created on first use
@@ -987,8 +1006,28 @@ def dispatch(parser: argparse.ArgumentParser | None, args: argparse.Namespace) -
         return 1
 
 
+# Commands whose stdout is a protocol for a program (JSON-RPC to an MCP client), not text for a person
+SPEAKS_PROTOCOL = frozenset({"mcp"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # `rose hook` never reaches here: rose.launcher routes it to rose.hooks.entry (and an inspection command to
-    # the warm helper when one is up, rose.warm.client.run_command)
-    parser, args = parse(sys.argv[1:] if argv is None else argv)
-    return dispatch(parser, args)
+    # the warm helper when one is up, rose.warm.client.run_command, which prints through the same rose.terminal)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] and argv[0] in SPEAKS_PROTOCOL:
+        parser, args = parse(argv)
+        return dispatch(parser, args)
+    from rose.terminal import Shown
+
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = Shown(sys.stdout), Shown(sys.stderr)   # a lesson's words cannot drive the terminal
+    try:
+        parser, args = parse(argv)
+        return dispatch(parser, args)
+    finally:
+        for shown in (sys.stdout, sys.stderr):
+            try:
+                shown.flush()
+            except (OSError, ValueError):   # a closed pipe: nothing more can reach its reader
+                pass
+        sys.stdout, sys.stderr = streams

@@ -164,6 +164,15 @@ class HelperTimeout(RoseError):
     """The helper took the request but did not answer in time (the caller must not redo the work)."""
 
 
+class NotText(RoseError, ValueError):
+    """What the user gave as text (an argument, stdin) holds bytes that are not UTF-8: nothing was stored."""
+
+    def __init__(self, what: str, value: str, at: int):
+        char = value[at]
+        byte = f"byte 0x{ord(char) - 0xDC00:02x}" if 0xDC80 <= ord(char) <= 0xDCFF else f"U+{ord(char):04X}"
+        super().__init__(f"{what} is not UTF-8 text ({byte} at character {at + 1}); nothing was stored")
+
+
 # -- hooks, install, routing -----------------------------------------------------------------------------------------
 class PayloadError(RoseError, ValueError):
     """A hook payload that is not what the agent sends: too big, not JSON, not an object, a field of the wrong type."""

@@ -152,6 +152,7 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, cwd: Path | None = Non
     from pathlib import Path
 
     from rose.hooks.adapters import Agent, PayloadError, parse
+    from rose.terminal import visible_strings
 
     out: dict[str, Any] = {}
     event_name = argv[1] if len(argv) > 1 else "?"
@@ -177,7 +178,8 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, cwd: Path | None = Non
     try:
         # nothing to say is said with nothing: an empty stdout is "no output" to both agents, where `{}` is shown
         # verbatim by some (Claude Code echoes a manual /compact's PreCompact output)
-        text = json.dumps(out, ensure_ascii=False) if out else ""
+        # the agent shows the notice to its user as it is: a lesson's words cannot drive their terminal
+        text = json.dumps(visible_strings(out), ensure_ascii=False) if out else ""
     except (TypeError, ValueError) as exc:  # never half an object: a fail-open notice instead
         text = json.dumps({"systemMessage": f"⋯ ROSE · {_what(event_name)} failed: {exc}"})
     stdout.write(text)

@@ -84,6 +84,7 @@ from rose.model import Scope, Status, new_episode_id, new_node_id, valid_episode
 from rose.store import archive, events, usage
 from rose.store.atomic import (LOCK_TIMEOUT_S, FileBatch, file_lock, move_file, write_text_atomic)
 from rose.store.index import Index, IndexRow, SyncReport
+from rose.terminal import visible
 from rose.typedrecord import Record
 
 TYPE_CHECKING = False
@@ -140,9 +141,11 @@ INDEX_MD_HEADER = "# rose index: id | family | level | title | tags | gist | pat
 
 
 def _index_md_line(node_id: str, family: str, level: int, title: str, tags: str, gist: str, path: str) -> str:
-    gist = gist.replace("\n", " ").replace("|", "/")
-    title = title.replace("\n", " ").replace("|", "/")
-    return f"{node_id} | {family} | L{level} | {title} | {' '.join(tags.split())} | {gist} | {path}"
+    # index.md is read with cat and less too: a title's escape sequence is written visible (rose.terminal)
+    gist = visible(gist.replace("\n", " ").replace("|", "/"))
+    title = visible(title.replace("\n", " ").replace("|", "/"))
+    return (f"{node_id} | {visible(family)} | L{level} | {title} | {visible(' '.join(tags.split()))} | {gist} | "
+            f"{visible(path)}")
 
 
 def _index_md_key(line: bytes) -> tuple[bytes, int, bytes] | None:
@@ -162,7 +165,7 @@ IndexMdListed = dict[str, IndexMdKey | None]   # lessons about to change: where 
 
 def _index_md_row_key(row: tuple[str, str, int, str, str, str, str]) -> IndexMdKey:
     """The sort key of a hot row's line (Index.hot_rows_of), as _index_md_key reads it back from the line."""
-    return row[1].encode("utf-8", "surrogatepass"), -row[2], row[0].encode("utf-8", "surrogatepass")
+    return visible(row[1]).encode("utf-8", "surrogatepass"), -row[2], row[0].encode("utf-8", "surrogatepass")
 
 
 def _index_md_place(data: bytes | FileView, lo: int, hi: int, key: tuple[bytes, int, bytes]) -> int | None:
@@ -1044,9 +1047,12 @@ class Store:
         """One line per hot lesson (what a selector greps): the cold archive is listed by its own catalog."""
         from rose.store.splice import write_spliced
 
-        lines = [INDEX_MD_HEADER, ""]
-        lines += [_index_md_line(*r) for r in self.index.conn.execute(
-            "SELECT id, family, level, title, tags, gist, path FROM nodes WHERE cold = 0 ORDER BY family, level DESC, id")]
+        rows = self.index.conn.execute(
+            "SELECT id, family, level, title, tags, gist, path FROM nodes WHERE cold = 0 ORDER BY family, level DESC, id"
+        ).fetchall()
+        rows.sort(key=_index_md_row_key)   # the order of the lines as written (a family shown visible may differ from
+        lines = [INDEX_MD_HEADER, ""]      # the index's); the rows come sorted, so this is one pass
+        lines += [_index_md_line(*r) for r in rows]
         self._index_md_written(write_spliced(self.index_md_path, [("\n".join(lines) + "\n").encode(
             "utf-8", "surrogatepass")]))
 

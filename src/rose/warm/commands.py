@@ -20,9 +20,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from rose import environment
+from rose.terminal import Shown
 from rose.warm.client import RANKING_COMMANDS, SERVED_COMMANDS
 
-_CAPTURE: contextvars.ContextVar[tuple[io.TextIOWrapper, io.TextIOWrapper] | None] = contextvars.ContextVar(
+_CAPTURE: contextvars.ContextVar[tuple[Shown, Shown] | None] = contextvars.ContextVar(
     "rose_captured_streams", default=None)
 
 
@@ -70,14 +71,16 @@ def _captured(streams: list[tuple[str, str]]) -> Iterator[tuple[io.BytesIO, io.B
     raw_out, raw_err = io.BytesIO(), io.BytesIO()
     out = io.TextIOWrapper(raw_out, encoding=out_enc, errors=out_err, write_through=True)
     err = io.TextIOWrapper(raw_err, encoding=err_enc, errors=err_err, write_through=True)
-    token = _CAPTURE.set((out, err))
+    shown = Shown(out), Shown(err)   # as rose.cli.main prints in-process: a lesson's words cannot drive the terminal
+    token = _CAPTURE.set(shown)
     try:
         yield raw_out, raw_err
     finally:
         _CAPTURE.reset(token)
-        for stream in (out, err):
+        for stream in shown:
             stream.flush()
-            stream.detach()
+        for wrapper in (out, err):
+            wrapper.detach()
 
 
 def preload() -> None:
