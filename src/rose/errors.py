@@ -14,6 +14,7 @@ one line, fit to show as is; the CLI prints it as ``rose: <message>``.
     ├── SelectorFailed                 a recall selector could not choose (the pipeline falls back and says so)
     ├── EmbedUnavailable               the configured embedder cannot run here (recall goes lexical-only)
     ├── HelperTimeout                  the warm helper took a request and did not answer in time
+    ├── NotText (ValueError)           text given to rose (an argument, stdin) that is not UTF-8; nothing was stored
     ├── PayloadError (ValueError)      a hook payload that is not what the agent sends (the hook fails open)
     ├── InstallError                   a file `rose install` must edit cannot be read safely; nothing was written
     ├── TomlError (ValueError)         a TOML text rose's own reader refuses
