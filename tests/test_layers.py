@@ -23,7 +23,7 @@ SPLIT = {"rose.store.atomic": "store.files", "rose.store.frontmatter": "store.fi
          "rose.mcp": "mcp.sdk"}
 
 BASE = {"errors", "lazy", "model", "records", "typedrecord", "tokens", "deadline", "environment", "envvars", "inert",
-        "ownership", "words", "store.files"}
+        "terminal", "ownership", "words", "store.files"}
 # part -> the parts it imports today (besides itself and the base, which every part may use); listed bottom up
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
@@ -36,7 +36,8 @@ ALLOWED: dict[str, set[str]] = {
     "environment": set(),
     "envvars": set(),
     "ownership": set(),
-    "inert": set(),
+    "terminal": set(),
+    "inert": {"terminal"},
     "words": set(),
     "detach": {"redact"},
     "store.files": set(),

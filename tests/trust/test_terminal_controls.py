@@ -121,13 +121,17 @@ def _hostile_store(project: Path) -> dict[str, str]:
             f"tags: [{_quoted('deploy' + attack)}]\n"
             "---\n"
             f"Run the deploy checklist before shipping {attack} every time.\n", encoding="utf-8", newline="")
+    # and its config: a bad value rose names when it says the value is ignored
+    (project / ".rose" / "config.yaml").write_text(
+        f"recall:\n  selector: {_quoted('hybrid' + ATTACKS['osc-title'])}\n  max_pack_tokens: {_quoted(ATTACKS['c1-csi'])}\n",
+        encoding="utf-8")
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     return titles
 
 
 COMMANDS = [["list"], ["list", "--all"], ["tree"], ["status"], ["search", "deploy", "checklist"],
             ["recall", "--prompt", "run the deploy checklist"], ["trace", "--prompt", "run the deploy checklist"],
-            ["credit"], ["events"], ["doctor"]]
+            ["credit"], ["events"], ["doctor"], ["config", "list"], ["config", "get", "recall.selector"]]
 
 
 def _run(argv: list[str], project: Path) -> subprocess.CompletedProcess[bytes]:
