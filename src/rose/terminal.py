@@ -8,8 +8,10 @@ served command, rose.warm.commands, so both print the same bytes), and index.md'
 through `visible`: each such character is written as its JSON escape, `\\u001b`. A person sees it; in a JSON
 document it is the escape json.loads reads back as the same character, so `--json` stays valid and loses nothing.
 Tab and newline are text; a carriage return is kept before a newline (CRLF ends a line) and shown anywhere else,
-where it would return the cursor to print over the line. It imports nothing of rose (rose.inert's control class is
-this one), and only re, so every command can afford it.
+where it would return the cursor to print over the line. The other way round, `printed` is what a terminal shows of
+a program's output (its escape sequences consumed): a check's coloured summary line, read by
+rose.transcripts.outcome, reads as its user saw it. It imports nothing of rose (rose.inert's control class is this
+one), and only re, so every command can afford it.
 """
 from __future__ import annotations
 
@@ -23,6 +25,20 @@ if TYPE_CHECKING:
 CONTROLS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"   # C0 but tab, newline and return; DEL; C1 (0x9b is a whole CSI)
 REORDERING = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"   # the bidirectional marks, embeddings and isolates
 _SHOWN_RE = re.compile(f"[{CONTROLS}{REORDERING}]|\r(?!\n)")
+
+
+# A whole escape sequence as ECMA-48 defines one, as a terminal consumes it without printing: a control string (OSC,
+# DCS, SOS, PM, APC) up to its terminator (BEL or ST; read here as ending with its line at the latest); a CSI (ESC [
+# or 0x9b) with its parameters, intermediates and final byte; any other ESC with its intermediates and final byte
+_SEQUENCE_RE = re.compile("(?:\x1b[\\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\\\|\x9c)?"
+                          "|(?:\x1b\\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
+                          "|\x1b[\x20-\x2f]*[\x30-\x7e]?")
+
+
+def printed(text: str) -> str:
+    """What a terminal prints of `text`'s escape sequences: nothing. A program's output read for its words (a test
+    run's summary line) reads as its user saw it, whatever colours the program chose."""
+    return _SEQUENCE_RE.sub("", text)
 
 
 def visible(text: str) -> str:

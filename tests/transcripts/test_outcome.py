@@ -142,6 +142,15 @@ def test_the_latest_run_of_each_check_decides(tmp_path, agent):
     ("npx tsc --noEmit | head", "src/a.ts(3,1): error TS2304: Cannot find name 'x'.", Outcome.FAILED),
     ("cd api && npm test", "Tests: 3 passed, 3 total", Outcome.VERIFIED),
     ("ls -la && cat README.md", "total 8", Outcome.UNKNOWN),      # not a check
+    # the same summaries in colour (a check told to colour its output even into a pipe)
+    ("pytest -q --color=yes || true",
+     "\x1b[31m=== \x1b[31m\x1b[1m2 failed\x1b[0m, \x1b[32m5 passed\x1b[0m\x1b[31m in 0.3s\x1b[0m\x1b[31m ===\x1b[0m",
+     Outcome.FAILED),
+    ("FORCE_COLOR=1 npx jest | tail -5", "\x1b[1mTests:\x1b[22m       \x1b[1m\x1b[31m1 failed\x1b[39m\x1b[22m, 4 total",
+     Outcome.FAILED),
+    ("cargo test --color always | tail", "test result: \x1b[32mok\x1b[0m. 9 passed; 0 failed", Outcome.VERIFIED),
+    ("ruff check . || true", "\x1b]8;;file:///src/a.py\x1b\\src/a.py\x1b]8;;\x1b\\:1:1: F401\n"
+                            "\x1b[1mFound 1 error.\x1b[0m", Outcome.FAILED),
 ])
 def test_a_hidden_exit_status_is_read_from_the_summary_line(tmp_path, command, output, outcome):
     steps = [("edit", "src/a.py", "ok", 0), ("run", command, output, 0)]

@@ -209,3 +209,16 @@ def test_a_hook_failure_naming_a_hostile_word_says_so_visibly(monkeypatch: pytes
     notice = json.loads(out.getvalue())["systemMessage"]
     assert "failed: RuntimeError: cannot read .rose/nodes/\\u001b]0;pwned\\u0007.md\\u000d" in notice
     assert not _controls(notice)
+
+
+def test_what_a_terminal_prints_of_a_program_output_keeps_its_words_only() -> None:
+    from rose.terminal import printed
+
+    sequences = {k: v for k, v in ATTACKS.items() if k.split("-")[0] in ("osc", "csi", "sgr", "dcs", "c1")}
+    for kind, attack in sequences.items():
+        left = printed(f"before {attack} after")
+        assert not [c for c in left if c == "\x1b" or "\x80" <= c <= "\x9f"], kind
+        assert left.startswith("before ") and left.endswith(" after"), kind
+    assert printed(ATTACKS["osc-hyperlink"]) == "docs" and printed(ATTACKS["sgr-conceal"]) == "hidden"
+    assert printed("\x1b]0;never ended\nnext line") == "\nnext line"   # a control string ends with its line here
+    assert printed("plain text, tabs\tand\nlines") == "plain text, tabs\tand\nlines"
