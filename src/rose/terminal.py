@@ -9,8 +9,8 @@ through `visible`: each such character is written as its JSON escape, `\\u001b`.
 document it is the escape json.loads reads back as the same character, so `--json` stays valid and loses nothing.
 Tab and newline are text; a carriage return is kept before a newline (CRLF ends a line) and shown anywhere else,
 where it would return the cursor to print over the line. The other way round, `printed` is what a terminal shows of
-a program's output (its escape sequences consumed): a check's coloured summary line, read by
-rose.transcripts.outcome, reads as its user saw it. It imports nothing of rose (rose.inert's control class is this
+a program's output (its escape sequences consumed): a transcript's tool output is read so (rose.transcripts.reading),
+and a check's coloured summary line reads as its user saw it. It imports nothing of rose (rose.inert's control class is this
 one), and only re, so every command can afford it.
 """
 from __future__ import annotations

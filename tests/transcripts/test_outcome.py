@@ -200,3 +200,11 @@ def test_odd_inputs_are_unknown_not_errors(tmp_path):
     empty = tmp_path / "e.jsonl"
     empty.write_text("")
     assert execution_outcome(read_claude(empty)).outcome is Outcome.UNKNOWN
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_a_tools_output_is_read_as_its_terminal_printed_it(tmp_path, agent):
+    coloured = "\x1b[1m\x1b[31mFAILED\x1b[0m tests/test_a.py::test_x - \x1b]8;;file:///a\x1b\\AssertionError\x1b]8;;\x1b\\"
+    conv = session(tmp_path, [("edit", "src/a.py", "ok", 0), ("run", "pytest -q", coloured, 1)], agent)
+    [result] = [m for m in conv.messages if m.kind is Kind.TOOL_RESULT and "FAILED" in m.text]
+    assert "FAILED tests/test_a.py::test_x - AssertionError" in result.text and "\x1b" not in result.text

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from rose.model import Outcome
-from rose.terminal import printed
 from rose.transcripts.model import Conversation, Kind, Message, ToolOutcome
 
 _EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch", "str_replace_based_edit_tool",
@@ -521,7 +520,7 @@ _SUMMARIES: list[tuple[re.Pattern[str], bool]] = [
 
 def _summary_verdict(family: str, text: str) -> bool | None:
     """Passed/failed from a check's own summary line in its output, or None when there is none."""
-    tail = printed(text[-8000:])   # a coloured summary line ("\x1b[31m2 failed\x1b[0m, ...") reads as it was printed
+    tail = text[-8000:]   # as its terminal printed it: the reader consumed its colours (rose.terminal.printed)
     verdict: bool | None = None
     for pattern, passed in _SUMMARIES:
         if pattern.search(tail):

@@ -17,6 +17,7 @@ from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from rose.terminal import printed
 from rose.transcripts.errors import TranscriptError, TranscriptNotAFile, TranscriptNotFound, TranscriptUnreadable
 from rose.transcripts.model import USER_WORDS, Conversation, Kind, Message, ToolOutcome
 
@@ -210,6 +211,8 @@ class Builder:
     def add(self, kind: Kind, text: str, *, timestamp: str | None = None, tool_name: str | None = None,
             call_id: str | None = None, outcome: ToolOutcome | None = None, exit_code: int | None = None,
             response_id: str | None = None) -> Message:
+        if kind is Kind.TOOL_RESULT:   # a program's output as its terminal showed it: colours and titles consumed
+            text = printed(text)
         clipped, truncated = clip(text, self.cap(kind))
         if kind in USER_WORDS:
             self.user_left -= len(clipped)
@@ -221,6 +224,8 @@ class Builder:
 
     def append_text(self, msg: Message, text: str, sep: str = "\n\n") -> None:
         """More text for an existing message (another block of the same response), clipped again."""
+        if msg.kind is Kind.TOOL_RESULT:
+            text = printed(text)
         joined = f"{msg.text}{sep}{text}" if msg.text else text
         msg.text, truncated = clip(joined, self.max_chars)
         msg.truncated = msg.truncated or truncated
