@@ -24,26 +24,36 @@ if TYPE_CHECKING:
 
 CONTROLS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"   # C0 but tab, newline and return; DEL; C1 (0x9b is a whole CSI)
 REORDERING = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"   # the bidirectional marks, embeddings and isolates
-_SHOWN_RE = re.compile(f"[{CONTROLS}{REORDERING}]|\r(?!\n)")
+_SHOWN = f"[{CONTROLS}{REORDERING}]|\r(?!\n)"
 
 
 # A whole escape sequence as ECMA-48 defines one, as a terminal consumes it without printing: a control string (OSC,
 # DCS, SOS, PM, APC) up to its terminator (BEL or ST; read here as ending with its line at the latest); a CSI (ESC [
 # or 0x9b) with its parameters, intermediates and final byte; any other ESC with its intermediates and final byte
-_SEQUENCE_RE = re.compile("(?:\x1b[\\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\\\|\x9c)?"
-                          "|(?:\x1b\\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
-                          "|\x1b[\x20-\x2f]*[\x30-\x7e]?")
+_SEQUENCE = ("(?:\x1b[\\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\\\|\x9c)?"
+             "|(?:\x1b\\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
+             "|\x1b[\x20-\x2f]*[\x30-\x7e]?")
+_COMPILED: dict[str, re.Pattern[str]] = {}   # compiled on first use: a few ms of every command's start otherwise
+
+
+def _pattern(source: str) -> re.Pattern[str]:
+    compiled = _COMPILED.get(source)
+    if compiled is None:
+        compiled = _COMPILED[source] = re.compile(source)
+    return compiled
 
 
 def printed(text: str) -> str:
     """What a terminal prints of `text`'s escape sequences: nothing. A program's output read for its words (a test
     run's summary line) reads as its user saw it, whatever colours the program chose."""
-    return _SEQUENCE_RE.sub("", text)
+    return _pattern(_SEQUENCE).sub("", text)
 
 
 def visible(text: str) -> str:
     """`text` with every character that controls a terminal or reorders text written as its `\\uXXXX` escape."""
-    return _SHOWN_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    if text.replace("\n", "").replace("\t", "").isprintable():   # no Cc or Cf character: nothing to show (most text)
+        return text
+    return _pattern(_SHOWN).sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def visible_strings(value: Any) -> Any:
