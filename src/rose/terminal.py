@@ -24,15 +24,18 @@ if TYPE_CHECKING:
 
 CONTROLS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"   # C0 but tab, newline and return; DEL; C1 (0x9b is a whole CSI)
 REORDERING = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"   # the bidirectional marks, embeddings and isolates
-_SHOWN = f"[{CONTROLS}{REORDERING}]|\r(?!\n)"
+_SHOWN = f"[{CONTROLS}{REORDERING}\r]"   # one class: the regex engine scans for it fast (a return: see _shown)
 
 
 # A whole escape sequence as ECMA-48 defines one, as a terminal consumes it without printing: a control string (OSC,
 # DCS, SOS, PM, APC) up to its terminator (BEL or ST; read here as ending with its line at the latest); a CSI (ESC [
-# or 0x9b) with its parameters, intermediates and final byte; any other ESC with its intermediates and final byte
-_SEQUENCE = ("(?:\x1b[\\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\\\|\x9c)?"
-             "|(?:\x1b\\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
-             "|\x1b[\x20-\x2f]*[\x30-\x7e]?")
+# or 0x9b) with its parameters, intermediates and final byte; any other ESC with its intermediates and final byte.
+# Every branch starts with its introducer, so the engine scans for those alone (plain text costs a fast scan).
+_C1_INTRODUCERS = "\x90\x98\x9b\x9d\x9e\x9f"   # DCS, SOS, CSI, OSC, PM, APC
+_BODY = "[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\\\|\x9c)?"
+_CSI = "[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
+_SEQUENCE = "|".join([f"\x1b(?:[\\]PX^_]{_BODY}|\\[{_CSI}|[\x20-\x2f]*[\x30-\x7e]?)", f"\x9b{_CSI}",
+                      *(f"{c}{_BODY}" for c in _C1_INTRODUCERS if c != "\x9b")])
 _COMPILED: dict[str, re.Pattern[str]] = {}   # compiled on first use: a few ms of every command's start otherwise
 
 
@@ -46,6 +49,8 @@ def _pattern(source: str) -> re.Pattern[str]:
 def printed(text: str) -> str:
     """What a terminal prints of `text`'s escape sequences: nothing. A program's output read for its words (a test
     run's summary line) reads as its user saw it, whatever colours the program chose."""
+    if "\x1b" not in text and (text.isascii() or not any(c in text for c in _C1_INTRODUCERS)):
+        return text   # no sequence can start: a string search is far cheaper than the regex's scan
     return _pattern(_SEQUENCE).sub("", text)
 
 
@@ -53,7 +58,14 @@ def visible(text: str) -> str:
     """`text` with every character that controls a terminal or reorders text written as its `\\uXXXX` escape."""
     if text.replace("\n", "").replace("\t", "").isprintable():   # no Cc or Cf character: nothing to show (most text)
         return text
-    return _pattern(_SHOWN).sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _pattern(_SHOWN).sub(_shown, text)
+
+
+def _shown(match: re.Match[str]) -> str:
+    char = match.group()
+    if char == "\r" and match.string.startswith("\n", match.end()):
+        return char   # CRLF: a line's end
+    return f"\\u{ord(char):04x}"
 
 
 def visible_strings(value: Any) -> Any:
