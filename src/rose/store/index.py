@@ -357,6 +357,7 @@ BULK_ROWS = 2000   # rows a rebuild buffers before writing them with one execute
 _FTS_TABLES = ("nodes_fts", "cold_fts")
 FTS_DEFAULT_HASH = 1 << 20   # FTS5's own default 'hashsize' (FTS5_DEFAULT_HASHSIZE)
 FTS_HASH_SETTING = "hashsize"   # FTS5's name for it (fts5_config.c); an SQLite without it rebuilds as before
+HOT_INSERT_TRIGGER = "lessons_inserted"   # migration 0013's: a hot row inserted replaces vector_state's nodes tag
 REBUILD_FTS_HASH = 16 << 20  # a rebuild's: larger buys little more (measured 16, 32, 64 MB at 50,000 lessons)
 
 
@@ -958,7 +959,8 @@ class Index:
                 parse: Callable[[Path], Node | tuple[Node, View | None]]) -> SyncReport:
         """Everything from the files again (what is cold is where its file is). Vectors are kept: each is tied to
         the text it was made from. One transaction: killed midway, the index is as it was before."""
-        with self._transaction():
+        with self._memory_journal(), self._transaction():
+            hot_trigger = self._drop_trigger(HOT_INSERT_TRIGGER)
             for table in ("nodes", "files"):
                 self.conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
             for table in _FTS_TABLES:
@@ -975,8 +977,38 @@ class Index:
                 self._bulk = None
             for table in _FTS_TABLES:
                 self._fts_hash_size(table, None)
+            if hot_trigger is not None:   # what the trigger did a hot row at a time, once: the tag is replaced
+                self.conn.execute(hot_trigger)
+                if self.conn.execute("SELECT 1 FROM nodes WHERE cold = 0 LIMIT 1").fetchone() is not None:
+                    self.conn.execute("UPDATE vector_state SET nodes = random()")
             self.conn.execute("DELETE FROM clean_files WHERE path NOT IN (SELECT path FROM files)")
             return report
+
+    @contextlib.contextmanager
+    def _memory_journal(self) -> Iterator[None]:
+        """temp_store=MEMORY for a rebuild's transaction (it is read as the transaction begins), then as it was:
+        a statement that may abort part-way keeps the pages it changes in a statement journal, which SQLite spills
+        to a temporary file past 64 KB and then writes a page at a time (100,000 writes at 10,000 lessons)."""
+        c = self.conn
+        if c.in_transaction:   # it cannot change inside one: the outer transaction's setting stands
+            yield
+            return
+        before = c.execute("PRAGMA temp_store").fetchone()[0]
+        c.execute("PRAGMA temp_store = MEMORY")
+        try:
+            yield
+        finally:
+            c.execute(f"PRAGMA temp_store = {int(before)}")
+
+    def _drop_trigger(self, name: str) -> str | None:
+        """Drop a trigger inside the rebuild's transaction, returning the SQL that makes it again (None: none).
+        A trigger makes every insert into its table a statement that writes twice, so each row's insert copies
+        every page it touches into a statement journal first (about 11 pages a lesson)."""
+        row = self.conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (name,)).fetchone()
+        if row is None or not row[0]:
+            return None
+        self.conn.execute(f"DROP TRIGGER {name}")
+        return str(row[0])
 
     def _recreate(self, table: str) -> None:
         """Empty a full-text table by dropping it and creating it again from its own schema, inside the rebuild's
