@@ -133,11 +133,12 @@ def test_a_rebuild_replaces_the_lessons_tag_once_as_its_trigger_did_and_leaves_t
     store.rebuild_index()
     triggers, tag = _schema_and_tag(store)
     assert index_module.HOT_INSERT_TRIGGER in {name for _t, name, _tbl, _sql in triggers}
-    temp_store = store.index.conn.execute("PRAGMA temp_store").fetchone()[0]
+    settings = [store.index.conn.execute(f"PRAGMA {name}").fetchone()[0] for name in ("temp_store", "cache_size")]
     store.rebuild_index()
     after, new_tag = _schema_and_tag(store)
     assert after == triggers and new_tag != tag
-    assert store.index.conn.execute("PRAGMA temp_store").fetchone()[0] == temp_store   # set back after
+    assert [store.index.conn.execute(f"PRAGMA {name}").fetchone()[0]
+            for name in ("temp_store", "cache_size")] == settings   # set back after
     store.save(Node(id="n_after2", family="retry", title="after the rebuild", body="Written after."))
     assert _schema_and_tag(store)[1] != new_tag   # the trigger is back at work
 
@@ -154,6 +155,9 @@ def test_a_rebuild_inside_a_transaction_leaves_temp_store_alone(layers: Layers) 
     store = _store(layers)
     store.rebuild_index()
     expected = _tables(store)
-    with store.index.batch():   # the setting cannot change inside a transaction: the rebuild joins it as it is
+    settings = [store.index.conn.execute(f"PRAGMA {name}").fetchone()[0] for name in ("temp_store", "cache_size")]
+    with store.index.batch():   # temp_store cannot change inside a transaction: the rebuild joins it as it is
         store.index.rebuild(store.record_dirs, store._parse_for_index)
     assert _tables(store) == expected
+    assert [store.index.conn.execute(f"PRAGMA {name}").fetchone()[0]
+            for name in ("temp_store", "cache_size")] == settings

@@ -361,6 +361,7 @@ _FTS_TABLES = ("nodes_fts", "cold_fts")
 FTS_DEFAULT_HASH = 1 << 20   # FTS5's own default 'hashsize' (FTS5_DEFAULT_HASHSIZE)
 FTS_HASH_SETTING = "hashsize"   # FTS5's name for it (fts5_config.c); an SQLite without it rebuilds as before
 HOT_INSERT_TRIGGER = "lessons_inserted"   # migration 0013's: a hot row inserted replaces vector_state's nodes tag
+REBUILD_CACHE_KB = 32 << 10   # a rebuild's page cache (SQLite's default: 2 MB); 64 MB bought little more at 50,000
 REBUILD_FTS_HASH = 16 << 20  # a rebuild's: larger buys little more (measured 16, 32, 64 MB at 50,000 lessons)
 
 
@@ -963,7 +964,7 @@ class Index:
                 parse: Parse) -> SyncReport:
         """Everything from the files again (what is cold is where its file is). Vectors are kept: each is tied to
         the text it was made from. One transaction: killed midway, the index is as it was before."""
-        with self._memory_journal(), self._transaction():
+        with self._bulk_settings(), self._transaction():
             hot_trigger = self._drop_trigger(HOT_INSERT_TRIGGER)
             for table in ("nodes", "files"):
                 self.conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
@@ -989,20 +990,25 @@ class Index:
             return report
 
     @contextlib.contextmanager
-    def _memory_journal(self) -> Iterator[None]:
-        """temp_store=MEMORY for a rebuild's transaction (it is read as the transaction begins), then as it was:
+    def _bulk_settings(self) -> Iterator[None]:
+        """A rebuild's connection settings, then as they were. temp_store=MEMORY (read as the transaction begins):
         a statement that may abort part-way keeps the pages it changes in a statement journal, which SQLite spills
-        to a temporary file past 64 KB and then writes a page at a time (100,000 writes at 10,000 lessons)."""
+        to a temporary file past 64 KB and then writes a page at a time. A larger page cache: the indexes of
+        `nodes` take their rows in no order of theirs, and at 50,000 lessons the default 2 MB cache evicts and
+        reads their pages back ~250,000 times (pread and pwrite); REBUILD_CACHE_KB stays under the peak memory
+        of the other commands at that size."""
         c = self.conn
-        if c.in_transaction:   # it cannot change inside one: the outer transaction's setting stands
-            yield
-            return
-        before = c.execute("PRAGMA temp_store").fetchone()[0]
-        c.execute("PRAGMA temp_store = MEMORY")
+        cache = c.execute("PRAGMA cache_size").fetchone()[0]
+        temp = None if c.in_transaction else c.execute("PRAGMA temp_store").fetchone()[0]   # fixed inside one
+        c.execute(f"PRAGMA cache_size = {-REBUILD_CACHE_KB}")
+        if temp is not None:
+            c.execute("PRAGMA temp_store = MEMORY")
         try:
             yield
         finally:
-            c.execute(f"PRAGMA temp_store = {int(before)}")
+            c.execute(f"PRAGMA cache_size = {int(cache)}")
+            if temp is not None:
+                c.execute(f"PRAGMA temp_store = {int(temp)}")
 
     def _drop_trigger(self, name: str) -> str | None:
         """Drop a trigger inside the rebuild's transaction, returning the SQL that makes it again (None: none).
