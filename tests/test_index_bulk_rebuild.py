@@ -118,3 +118,46 @@ def test_outside_a_rebuild_writes_go_straight_to_the_tables(layers: Layers) -> N
     store.save(Node(id="n_after1", family="retry", title="after the rebuild", body="Written after."))
     assert store.index._bulk is None
     assert store.index.path_of("n_after1") == "nodes/retry/n_after1.md"
+
+
+def _schema_and_tag(store: Store) -> tuple[list[tuple], int]:
+    c = store.index.conn
+    schema = c.execute("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
+    return schema.fetchall(), c.execute("SELECT nodes FROM vector_state").fetchone()[0]
+
+
+def test_a_rebuild_replaces_the_lessons_tag_once_as_its_trigger_did_and_leaves_the_trigger(layers: Layers) -> None:
+    # the rebuild drops lessons_inserted for its bulk load (each insert would journal every page it touches) and
+    # makes it again, replacing the tag itself when a hot row went in: what the trigger would have left
+    store = _store(layers)
+    store.rebuild_index()
+    triggers, tag = _schema_and_tag(store)
+    assert index_module.HOT_INSERT_TRIGGER in {name for _t, name, _tbl, _sql in triggers}
+    settings = [store.index.conn.execute(f"PRAGMA {name}").fetchone()[0] for name in ("temp_store", "cache_size")]
+    store.rebuild_index()
+    after, new_tag = _schema_and_tag(store)
+    assert after == triggers and new_tag != tag
+    assert [store.index.conn.execute(f"PRAGMA {name}").fetchone()[0]
+            for name in ("temp_store", "cache_size")] == settings   # set back after
+    store.save(Node(id="n_after2", family="retry", title="after the rebuild", body="Written after."))
+    assert _schema_and_tag(store)[1] != new_tag   # the trigger is back at work
+
+
+def test_a_rebuild_with_no_hot_lesson_leaves_the_lessons_tag(layers: Layers) -> None:
+    store = layers.project
+    store.rebuild_index()
+    triggers, tag = _schema_and_tag(store)
+    store.rebuild_index()
+    assert _schema_and_tag(store) == (triggers, tag)
+
+
+def test_a_rebuild_inside_a_transaction_leaves_temp_store_alone(layers: Layers) -> None:
+    store = _store(layers)
+    store.rebuild_index()
+    expected = _tables(store)
+    settings = [store.index.conn.execute(f"PRAGMA {name}").fetchone()[0] for name in ("temp_store", "cache_size")]
+    with store.index.batch():   # temp_store cannot change inside a transaction: the rebuild joins it as it is
+        store.index.rebuild(store.record_dirs, store._parse_for_index)
+    assert _tables(store) == expected
+    assert [store.index.conn.execute(f"PRAGMA {name}").fetchone()[0]
+            for name in ("temp_store", "cache_size")] == settings

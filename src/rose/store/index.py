@@ -41,6 +41,9 @@ if TYPE_CHECKING:
     from rose.records import Node
 
     Upsert = tuple[Node, str, int, int, View | None]   # Index.upsert's arguments: node, path, mtime_ns, size, base
+    # what sync and rebuild read a lesson file with, given its path as text (the store's root joined to its path in
+    # the store): a Node, or one with the usage its file itself holds
+    Parse = Callable[[str], Node | tuple[Node, View | None]]
 
 # Whether a row lists as cold: in the archive, or a legacy `archived` status outside it. The list's queries say it in
 # these very words, so SQLite reads them from the index made on this expression (nodes_listing).
@@ -357,6 +360,8 @@ BULK_ROWS = 2000   # rows a rebuild buffers before writing them with one execute
 _FTS_TABLES = ("nodes_fts", "cold_fts")
 FTS_DEFAULT_HASH = 1 << 20   # FTS5's own default 'hashsize' (FTS5_DEFAULT_HASHSIZE)
 FTS_HASH_SETTING = "hashsize"   # FTS5's name for it (fts5_config.c); an SQLite without it rebuilds as before
+HOT_INSERT_TRIGGER = "lessons_inserted"   # migration 0013's: a hot row inserted replaces vector_state's nodes tag
+REBUILD_CACHE_KB = 32 << 10   # a rebuild's page cache (SQLite's default: 2 MB); 64 MB bought little more at 50,000
 REBUILD_FTS_HASH = 16 << 20  # a rebuild's: larger buys little more (measured 16, 32, 64 MB at 50,000 lessons)
 
 
@@ -789,7 +794,7 @@ class Index:
             self.conn.execute(_INSERT_FTS, (cur.lastrowid, node.id, node.title, node.gist, row[4], node.body))
 
     # -- catching up with the files -------------------------------------------------------------------------
-    def sync(self, nodes_dir: Path | Sequence[Path], parse: Callable[[Path], Node | tuple[Node, View | None]],
+    def sync(self, nodes_dir: Path | Sequence[Path], parse: Parse,
              quick: bool = False, until: float | None = None, defer_scan: bool = False,
              unchanged: bool = False) -> SyncReport:
         """Bring the index in line with the files under nodes_dir. Cheap when nothing changed: one stat a file.
@@ -831,7 +836,7 @@ class Index:
         files = self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
         return SyncReport(problems=self.problems(), files=files)
 
-    def _sync(self, nodes_dir: Path | Sequence[Path], parse: Callable[[Path], Node | tuple[Node, View | None]],
+    def _sync(self, nodes_dir: Path | Sequence[Path], parse: Parse,
               until: float | None = None) -> SyncReport:
         """Every lesson file is stat-ed (an edit in place changes no folder), but a folder whose files' (name,
         mtime, size) hash to what they did when it was last brought in line is skipped without reading one row of
@@ -899,10 +904,11 @@ class Index:
         return out
 
     def _reconcile(self, known: dict[str, tuple[int, int, str | None]], found: list[tuple[str, os.stat_result]],
-                   parse: Callable[[Path], Node | tuple[Node, View | None]], report: SyncReport,
+                   parse: Parse, report: SyncReport,
                    until: float | None) -> None:
         """The rows of `known` brought in line with the files `found` (the same folders)."""
         seen = {rel for rel, _st in found}
+        root = str(self.root)   # each file's path joined as text: a pathlib join costs ~9 us, 0.45 s at 50,000
         # files gone first: a file renamed (moved to or from the archive, or between family folders) is a new path
         # holding an id the index still has under its old path, which must not read as a duplicate id
         for rel in set(known) - seen:
@@ -918,7 +924,7 @@ class Index:
                 report.pending += 1
                 continue
             try:
-                parsed = parse(self.root / rel)
+                parsed = parse(os.path.join(root, rel))
             except ValueError as exc:
                 self._record_problem(rel, st, str(exc))
                 report.problems.append((rel, str(exc)))
@@ -955,10 +961,11 @@ class Index:
                       (rel, st.st_mtime_ns, st.st_size, reason))
 
     def rebuild(self, nodes_dir: Path | Sequence[Path],
-                parse: Callable[[Path], Node | tuple[Node, View | None]]) -> SyncReport:
+                parse: Parse) -> SyncReport:
         """Everything from the files again (what is cold is where its file is). Vectors are kept: each is tied to
         the text it was made from. One transaction: killed midway, the index is as it was before."""
-        with self._transaction():
+        with self._bulk_settings(), self._transaction():
+            hot_trigger = self._drop_trigger(HOT_INSERT_TRIGGER)
             for table in ("nodes", "files"):
                 self.conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
             for table in _FTS_TABLES:
@@ -975,8 +982,43 @@ class Index:
                 self._bulk = None
             for table in _FTS_TABLES:
                 self._fts_hash_size(table, None)
+            if hot_trigger is not None:   # what the trigger did a hot row at a time, once: the tag is replaced
+                self.conn.execute(hot_trigger)
+                if self.conn.execute("SELECT 1 FROM nodes WHERE cold = 0 LIMIT 1").fetchone() is not None:
+                    self.conn.execute("UPDATE vector_state SET nodes = random()")
             self.conn.execute("DELETE FROM clean_files WHERE path NOT IN (SELECT path FROM files)")
             return report
+
+    @contextlib.contextmanager
+    def _bulk_settings(self) -> Iterator[None]:
+        """A rebuild's connection settings, then as they were. temp_store=MEMORY (read as the transaction begins):
+        a statement that may abort part-way keeps the pages it changes in a statement journal, which SQLite spills
+        to a temporary file past 64 KB and then writes a page at a time. A larger page cache: the indexes of
+        `nodes` take their rows in no order of theirs, and at 50,000 lessons the default 2 MB cache evicts and
+        reads their pages back ~250,000 times (pread and pwrite); REBUILD_CACHE_KB stays under the peak memory
+        of the other commands at that size."""
+        c = self.conn
+        cache = c.execute("PRAGMA cache_size").fetchone()[0]
+        temp = None if c.in_transaction else c.execute("PRAGMA temp_store").fetchone()[0]   # fixed inside one
+        c.execute(f"PRAGMA cache_size = {-REBUILD_CACHE_KB}")
+        if temp is not None:
+            c.execute("PRAGMA temp_store = MEMORY")
+        try:
+            yield
+        finally:
+            c.execute(f"PRAGMA cache_size = {int(cache)}")
+            if temp is not None:
+                c.execute(f"PRAGMA temp_store = {int(temp)}")
+
+    def _drop_trigger(self, name: str) -> str | None:
+        """Drop a trigger inside the rebuild's transaction, returning the SQL that makes it again (None: none).
+        A trigger makes every insert into its table a statement that writes twice, so each row's insert copies
+        every page it touches into a statement journal first (about 11 pages a lesson)."""
+        row = self.conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (name,)).fetchone()
+        if row is None or not row[0]:
+            return None
+        self.conn.execute(f"DROP TRIGGER {name}")
+        return str(row[0])
 
     def _recreate(self, table: str) -> None:
         """Empty a full-text table by dropping it and creating it again from its own schema, inside the rebuild's

@@ -509,12 +509,13 @@ class Store:
         """The folders holding node files: the hot store and the cold archive."""
         return [self.nodes_dir, self.archive_dir]
 
-    def _rel(self, path: Path) -> str:
+    def _rel(self, path: Path | str) -> str:
         if os.sep == "/":   # plain string work (a rebuild asks this of every file): pathlib's costs 10 us a call
             whole, root = str(path), str(self.root)
             if whole.startswith(root) and whole[len(root):len(root) + 1] == "/" and "/../" not in whole \
                     and "/./" not in whole:
                 return whole[len(root) + 1:]
+        path = Path(path)
         try:
             return path.relative_to(self.root).as_posix()
         except ValueError:
@@ -533,18 +534,18 @@ class Store:
         """`data`: the file's bytes, when the caller has read them already."""
         return self._read_node_file(path, data)[0]
 
-    def _read_node_file(self, path: Path, data: bytes | None = None) -> tuple[Node, dict[str, Any]]:
-        """read_node_file, with the frontmatter mapping the node was read from."""
+    def _read_node_file(self, path: Path | str, data: bytes | None = None) -> tuple[Node, dict[str, Any]]:
+        """read_node_file, with the frontmatter mapping the node was read from (`path` as text: the index's)."""
         try:
-            text = (path.read_bytes() if data is None else data).decode("utf-8")  # bytes: keep \r\n exactly
+            text = (Path(path).read_bytes() if data is None else data).decode("utf-8")  # bytes: keep \r\n exactly
         except UnicodeDecodeError:
-            raise CorruptFile(path, "not valid UTF-8 text") from None
+            raise CorruptFile(Path(path), "not valid UTF-8 text") from None
         try:
             return _parse_node_with(text)
         except ValueError as exc:
-            raise CorruptFile(path, str(exc)) from None
+            raise CorruptFile(Path(path), str(exc)) from None
 
-    def _load(self, path: Path, *, meaning: bool = False, data: bytes | None = None,
+    def _load(self, path: Path | str, *, meaning: bool = False, data: bytes | None = None,
               rel: str | None = None, for_index: bool = False) -> tuple[Node, _OnDisk]:
         """A node file with its usage folded in (the index's fold must be current), and what the file itself says
         (its meaning only when asked: a read-modify-write compares it, a read does not need it). `data`, `rel`: the
@@ -570,7 +571,7 @@ class Store:
             base = usage.View()   # the log holds this file's old values already
         return usage.apply(node, usage.combine(base, state))
 
-    def _parse_for_index(self, path: Path) -> tuple[Node, usage.View | None]:
+    def _parse_for_index(self, path: Path | str) -> tuple[Node, usage.View | None]:
         """A file for the index: parsed, usage folded, then redacted, so a secret written into a lesson by hand
         never reaches index.db, index.md or a model (the file itself is the user's and is left as it is). With it,
         the usage an old file itself holds (the row is recomputed from it when only the log changes), None when
