@@ -104,9 +104,10 @@ def test_text_that_is_not_utf8_is_refused_with_the_byte_named_and_nothing_stored
                               capture_output=True, timeout=60, env={**os.environ, "LC_ALL": "C.UTF-8"})
 
     for argv, stdin, message in (([b"add", b"retry \x9b with backoff"], b"", b"the lesson text"),
-                                 ([b"add", b"-"], b"retry \xff\xfe backoff", b"the lesson text on stdin"),
-                                 ([b"add", b"ok text", b"--title", b"t\xc3"], b"", b"--title"),
-                                 ([b"add", b"ok text", b"--tags", b"a,\x80"], b"", b"--tags")):
+                                 ([b"add", b"-"], b"retry \xff\xfe backoff", b"the lesson text"),
+                                 ([b"add", b"ok text", b"--title", b"t\xc3"], b"", b"the title"),
+                                 ([b"add", b"ok text", b"--family", b"\xe9t\xe9"], b"", b"the family"),
+                                 ([b"add", b"ok text", b"--tags", b"a,\x80"], b"", b"a tag")):
         done = rose(*argv, stdin=stdin)
         assert done.returncode == 1, (argv, done.stderr)
         assert message + b" is not UTF-8 text (byte 0x" in done.stderr and b"nothing was stored" in done.stderr

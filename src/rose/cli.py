@@ -48,30 +48,15 @@ def _judge(layers, settings):
     return Judge.for_store(layers.stores()[0], settings) if layers.stores() else None
 
 
-def _as_text(value: str, what: str) -> str:
-    """A string from the command line or stdin: bytes the locale could not decode (kept as surrogates) are refused
-    with a clear error, before anything is written."""
-    from rose.errors import NotText
-
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise NotText(what, value, exc.start) from None
-    return value
-
-
 def cmd_add(args: argparse.Namespace) -> int:
     from rose.learn.teach import teach
     from rose.model import Scope
 
-    if args.text == "-":
-        raw = getattr(sys.stdin, "buffer", None)   # bytes, as they are: not the locale's reading of them
-        data = raw.read().decode("utf-8", "surrogateescape") if raw is not None else sys.stdin.read()
-        text = _as_text(data, "the lesson text on stdin")
+    if args.text == "-":   # bytes, as they are (not the locale's reading): teach refuses what is not UTF-8
+        raw = getattr(sys.stdin, "buffer", None)
+        text = raw.read().decode("utf-8", "surrogateescape") if raw is not None else sys.stdin.read()
     else:
-        text = _as_text(args.text, "the lesson text")
-    for value, what in ((args.title, "--title"), (args.family, "--family"), *((t, "--tags") for t in args.tags or [])):
-        _as_text(value or "", what)
+        text = args.text
     tags = [t for chunk in (args.tags or []) for t in chunk.split(",")]
     layers = _layers(args)
     layers.writable(Scope.GLOBAL if args.scope == "global" else Scope.PROJECT)  # created on first use

@@ -14,7 +14,7 @@ one line, fit to show as is; the CLI prints it as ``rose: <message>``.
     ├── SelectorFailed                 a recall selector could not choose (the pipeline falls back and says so)
     ├── EmbedUnavailable               the configured embedder cannot run here (recall goes lexical-only)
     ├── HelperTimeout                  the warm helper took a request and did not answer in time
-    ├── NotText (ValueError)           text given to rose (an argument, stdin) that is not UTF-8; nothing was stored
+    ├── NotText (ValueError)           text given to rose (an argument, stdin, an MCP call) not UTF-8; nothing stored
     ├── PayloadError (ValueError)      a hook payload that is not what the agent sends (the hook fails open)
     ├── InstallError                   a file `rose install` must edit cannot be read safely; nothing was written
     ├── TomlError (ValueError)         a TOML text rose's own reader refuses
@@ -166,7 +166,7 @@ class HelperTimeout(RoseError):
 
 
 class NotText(RoseError, ValueError):
-    """What the user gave as text (an argument, stdin) holds bytes that are not UTF-8: nothing was stored."""
+    """What was given as text (an argument, stdin, an MCP call) cannot be written as UTF-8: nothing was stored."""
 
     def __init__(self, what: str, value: str, at: int):
         char = value[at]

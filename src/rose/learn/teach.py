@@ -17,6 +17,9 @@ def teach(layers: Layers, text: str, *, title: str = "", family: str = "", tags:
     from rose.config import Settings as Defaults
     from rose.errors import RoseError
 
+    for value, what in ((text, "the lesson text"), (title, "the title"), (family, "the family"),
+                        *((t, "a tag") for t in tags or [])):
+        _require_text(value, what)
     text = text.strip("\n")
     if not text.strip():
         raise RoseError("a lesson needs some text")
@@ -26,6 +29,18 @@ def teach(layers: Layers, text: str, *, title: str = "", family: str = "", tags:
     result = consolidate(layers, new, judge, settings)
     _embed_later(layers, settings, result)
     return result
+
+
+def _require_text(value: str, what: str) -> None:
+    """Text given to rose (the CLI's arguments or stdin, an MCP client's JSON) that cannot be written as UTF-8 (a
+    byte the locale could not decode, kept as a surrogate; a lone surrogate escape in JSON) is refused with a
+    clear error, before anything is written."""
+    from rose.errors import NotText
+
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise NotText(what, value, exc.start) from None
 
 
 # what wrote only the new lesson's text: its vector is the one to make (a refinement rewrites its ancestors too)
