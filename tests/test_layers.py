@@ -23,7 +23,7 @@ SPLIT = {"rose.store.atomic": "store.files", "rose.store.frontmatter": "store.fi
          "rose.mcp": "mcp.sdk"}
 
 BASE = {"errors", "lazy", "model", "records", "typedrecord", "tokens", "deadline", "environment", "envvars", "inert",
-        "terminal", "ownership", "words", "store.files"}
+        "terminal", "text", "ownership", "words", "store.files"}
 # part -> the parts it imports today (besides itself and the base, which every part may use); listed bottom up
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
@@ -37,6 +37,7 @@ ALLOWED: dict[str, set[str]] = {
     "envvars": set(),
     "ownership": set(),
     "terminal": set(),
+    "text": set(),
     "inert": {"terminal"},
     "words": set(),
     "detach": {"redact"},

@@ -262,3 +262,36 @@ def test_a_byte_order_mark_is_ignored(tmp_path):
     path.write_bytes(b"\xef\xbb\xbf" + (FIXTURES / "claude_session.jsonl").read_bytes())
     conv = read_transcript(path)
     assert conv.skipped == 0 and conv.messages[0].text == "please say hi"
+
+
+def test_a_lone_surrogate_escape_anywhere_in_a_line_becomes_a_replacement_character(tmp_path: Path) -> None:
+    """Valid JSON, invalid text: "\\ud800" in a prompt, in a tool's output, or inside a tool call's own JSON
+    arguments (JSON in JSON) would fail the first write of a lesson or an episode made from it."""
+    from rose.transcripts import read_transcript
+
+    claude = tmp_path / "c.jsonl"
+    claude.write_text("\n".join([
+        '{"type":"user","sessionId":"s1","uuid":"u1","timestamp":"2026-12-03T10:00:00Z","cwd":"/w\\udfff",'
+        '"message":{"role":"user","content":"always pin the redis ttl \\ud800 in settings"}}',
+        '{"type":"assistant","sessionId":"s1","uuid":"u2","timestamp":"2026-12-03T10:00:01Z","message":{"role":'
+        '"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"echo \\udc00"}}]}}',
+        '{"type":"user","sessionId":"s1","uuid":"u3","timestamp":"2026-12-03T10:00:02Z","message":{"role":"user",'
+        '"content":[{"type":"tool_result","tool_use_id":"t1","content":"out \\ud83d\\ude00 and \\udbff"}]}}']) + "\n",
+        encoding="utf-8")
+    codex = tmp_path / "rollout-2026-12-03T10-00-00-0199c0de-0000-7000-8000-000000000009.jsonl"
+    codex.write_text("\n".join([
+        '{"timestamp":"2026-12-03T10:00:00Z","type":"session_meta","payload":{"id":"0199c0de-0000-7000-8000-'
+        '000000000009","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.50.0"}}',
+        '{"timestamp":"2026-12-03T10:00:01Z","type":"response_item","payload":{"type":"function_call","name":'
+        '"shell","arguments":"{\\"command\\":[\\"echo\\",\\"\\\\ud800\\"]}","call_id":"c1"}}',
+        '{"timestamp":"2026-12-03T10:00:02Z","type":"response_item","payload":{"type":"function_call_output",'
+        '"call_id":"c1","output":"{\\"output\\":\\"x \\\\udc01\\",\\"metadata\\":{\\"exit_code\\":0}}"}}']) + "\n",
+        encoding="utf-8")
+    for path in (claude, codex):
+        conv = read_transcript(path)
+        texts = [m.text for m in conv.messages]
+        assert len(texts) >= 2 and conv.skipped == 0, (path.name, texts, conv.skip_reasons)
+        for text in texts:
+            text.encode("utf-8")   # raises on a surrogate
+        assert any("\ufffd" in t for t in texts), texts
+    assert "😀" in "".join(m.text for m in read_transcript(claude).messages)   # a pair is one character

@@ -12,6 +12,7 @@ from enum import Enum
 from rose.errors import PayloadError
 from rose.hooks import MAX_PAYLOAD_BYTES
 from rose.model import Agent
+from rose.text import repaired
 from rose.typedrecord import Record, field
 
 TYPE_CHECKING = False
@@ -72,9 +73,9 @@ def parse(agent: Agent, event: str, raw: bytes) -> HookEvent:
     if len(raw) > MAX_PAYLOAD_BYTES:
         raise PayloadError(f"{event} payload of {len(raw)} bytes is over the {MAX_PAYLOAD_BYTES} byte limit")
     try:
-        # bytes that are not UTF-8 become U+FFFD here, lone surrogates ("\ud800") in _repair: a broken character
-        # costs that character, never the prompt's recall
-        data = _repair(json.loads(raw.decode("utf-8", "replace")))
+        # bytes that are not UTF-8 become U+FFFD here, lone surrogates ("\ud800") in rose.text.repaired: a broken
+        # character costs that character, never the prompt's recall
+        data = repaired(json.loads(raw.decode("utf-8", "replace")))
     except (ValueError, RecursionError) as exc:
         raise PayloadError(f"{event} payload is not JSON: {exc}") from None
     if not isinstance(data, dict):
@@ -96,22 +97,6 @@ def parse(agent: Agent, event: str, raw: bytes) -> HookEvent:
     ev.reason = _text(data, "reason") if isinstance(data.get("reason", ""), str) else ""
     ev.model = _text(data, "model") if isinstance(data.get("model", ""), str) else ""
     return ev
-
-
-def _repair(value: Any) -> Any:
-    """Every string in a parsed payload made valid Unicode: lone surrogates (valid JSON escapes, invalid text that
-    would fail the first write to disk or to SQLite) become U+FFFD; surrogate pairs are joined."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-            return value
-        except UnicodeEncodeError:
-            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    if isinstance(value, dict):
-        return {_repair(k): _repair(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_repair(v) for v in value]
-    return value
 
 
 def additional_context(agent: Agent, name: HookName, context: str, notice: str) -> dict[str, Any]:

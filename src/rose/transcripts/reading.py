@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from rose.terminal import printed
+from rose.text import may_hold_a_surrogate, repaired
 from rose.transcripts.errors import TranscriptError, TranscriptNotAFile, TranscriptNotFound, TranscriptUnreadable
 from rose.transcripts.model import USER_WORDS, Conversation, Kind, Message, ToolOutcome
 
@@ -129,7 +130,7 @@ def decode_record(raw: bytes, line_no: int, conv: Conversation) -> dict[str, Any
     if not isinstance(obj, dict):
         skip_line(conv, line_no, "not a JSON object")
         return None
-    return obj
+    return repaired(obj) if may_hold_a_surrogate(text) else obj   # a lone "\ud800" would fail the lesson's write
 
 
 def iter_records(path: Path, conv: Conversation,
@@ -211,6 +212,7 @@ class Builder:
     def add(self, kind: Kind, text: str, *, timestamp: str | None = None, tool_name: str | None = None,
             call_id: str | None = None, outcome: ToolOutcome | None = None, exit_code: int | None = None,
             response_id: str | None = None) -> Message:
+        text = repaired(text)   # a surrogate a nested JSON text (a tool's arguments, its output) decoded to
         if kind is Kind.TOOL_RESULT:   # a program's output as its terminal showed it: colours and titles consumed
             text = printed(text)
         clipped, truncated = clip(text, self.cap(kind))
@@ -224,6 +226,7 @@ class Builder:
 
     def append_text(self, msg: Message, text: str, sep: str = "\n\n") -> None:
         """More text for an existing message (another block of the same response), clipped again."""
+        text = repaired(text)
         if msg.kind is Kind.TOOL_RESULT:
             text = printed(text)
         joined = f"{msg.text}{sep}{text}" if msg.text else text
