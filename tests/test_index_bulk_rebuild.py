@@ -161,3 +161,13 @@ def test_a_rebuild_inside_a_transaction_leaves_temp_store_alone(layers: Layers) 
     assert _tables(store) == expected
     assert [store.index.conn.execute(f"PRAGMA {name}").fetchone()[0]
             for name in ("temp_store", "cache_size")] == settings
+
+
+def test_the_rebuilds_one_tag_update_is_the_hot_insert_triggers_own_body() -> None:
+    """The rebuild runs once what migration 0013's trigger runs per hot row: the statement is the trigger's body."""
+    from rose.store.index import HOT_INSERT_TRIGGER, MIGRATIONS, NODES_TAG_REPLACED
+
+    sql = dict(MIGRATIONS)["0013_vector_state"]
+    trigger = sql[sql.index(f"CREATE TRIGGER {HOT_INSERT_TRIGGER}"):]
+    body = trigger[trigger.index("BEGIN") + len("BEGIN"):trigger.index("END;")]
+    assert body.strip() == NODES_TAG_REPLACED + ";"

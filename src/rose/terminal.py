@@ -36,14 +36,6 @@ _BODY = "[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\\\|\x9c)?"
 _CSI = "[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
 _SEQUENCE = "|".join([f"\x1b(?:[\\]PX^_]{_BODY}|\\[{_CSI}|[\x20-\x2f]*[\x30-\x7e]?)", f"\x9b{_CSI}",
                       *(f"{c}{_BODY}" for c in _C1_INTRODUCERS if c != "\x9b")])
-_COMPILED: dict[str, re.Pattern[str]] = {}   # compiled on first use: a few ms of every command's start otherwise
-
-
-def _pattern(source: str) -> re.Pattern[str]:
-    compiled = _COMPILED.get(source)
-    if compiled is None:
-        compiled = _COMPILED[source] = re.compile(source)
-    return compiled
 
 
 def printed(text: str) -> str:
@@ -51,14 +43,14 @@ def printed(text: str) -> str:
     run's summary line) reads as its user saw it, whatever colours the program chose."""
     if "\x1b" not in text and (text.isascii() or not any(c in text for c in _C1_INTRODUCERS)):
         return text   # no sequence can start: a string search is far cheaper than the regex's scan
-    return _pattern(_SEQUENCE).sub("", text)
+    return re.sub(_SEQUENCE, "", text)   # compiled on first use, then re's own cache
 
 
 def visible(text: str) -> str:
     """`text` with every character that controls a terminal or reorders text written as its `\\uXXXX` escape."""
     if text.replace("\n", "").replace("\t", "").isprintable():   # no Cc or Cf character: nothing to show (most text)
         return text
-    return _pattern(_SHOWN).sub(_shown, text)
+    return re.sub(_SHOWN, _shown, text)
 
 
 def _shown(match: re.Match[str]) -> str:

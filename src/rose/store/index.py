@@ -361,6 +361,7 @@ _FTS_TABLES = ("nodes_fts", "cold_fts")
 FTS_DEFAULT_HASH = 1 << 20   # FTS5's own default 'hashsize' (FTS5_DEFAULT_HASHSIZE)
 FTS_HASH_SETTING = "hashsize"   # FTS5's name for it (fts5_config.c); an SQLite without it rebuilds as before
 HOT_INSERT_TRIGGER = "lessons_inserted"   # migration 0013's: a hot row inserted replaces vector_state's nodes tag
+NODES_TAG_REPLACED = "UPDATE vector_state SET nodes = random()"   # that trigger's body (a shipped migration's text)
 REBUILD_CACHE_KB = 32 << 10   # a rebuild's page cache (SQLite's default: 2 MB); 64 MB bought little more at 50,000
 REBUILD_FTS_HASH = 16 << 20  # a rebuild's: larger buys little more (measured 16, 32, 64 MB at 50,000 lessons)
 
@@ -985,7 +986,7 @@ class Index:
             if hot_trigger is not None:   # what the trigger did a hot row at a time, once: the tag is replaced
                 self.conn.execute(hot_trigger)
                 if self.conn.execute("SELECT 1 FROM nodes WHERE cold = 0 LIMIT 1").fetchone() is not None:
-                    self.conn.execute("UPDATE vector_state SET nodes = random()")
+                    self.conn.execute(NODES_TAG_REPLACED)
             self.conn.execute("DELETE FROM clean_files WHERE path NOT IN (SELECT path FROM files)")
             return report
 

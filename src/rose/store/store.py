@@ -141,11 +141,10 @@ INDEX_MD_HEADER = "# rose index: id | family | level | title | tags | gist | pat
 
 
 def _index_md_line(node_id: str, family: str, level: int, title: str, tags: str, gist: str, path: str) -> str:
+    gist = gist.replace("\n", " ").replace("|", "/")
+    title = title.replace("\n", " ").replace("|", "/")
     # index.md is read with cat and less too: a title's escape sequence is written visible (rose.terminal)
-    gist = visible(gist.replace("\n", " ").replace("|", "/"))
-    title = visible(title.replace("\n", " ").replace("|", "/"))
-    return (f"{node_id} | {visible(family)} | L{level} | {title} | {visible(' '.join(tags.split()))} | {gist} | "
-            f"{visible(path)}")
+    return visible(f"{node_id} | {family} | L{level} | {title} | {' '.join(tags.split())} | {gist} | {path}")
 
 
 def _index_md_key(line: bytes) -> tuple[bytes, int, bytes] | None:
