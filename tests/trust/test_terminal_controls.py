@@ -118,6 +118,7 @@ def _hostile_store(project: Path) -> dict[str, str]:
             f"id: {node_id}\nfamily: {_quoted('deploy' + attack)}\ntitle: {_quoted(title)}\n"
             f"gist: {_quoted('Run the deploy checklist ' + attack + ' before shipping.')}\n"
             "level: 0\nstatus: active\nmemory_type: lesson\nscope: project\nimportance: 0.8\n"
+            "created: '2026-11-01T09:00:00Z'\n"   # a file without one reads as made now: two reads a second apart differ
             f"tags: [{_quoted('deploy' + attack)}]\n"
             "---\n"
             f"Run the deploy checklist before shipping {attack} every time.\n", encoding="utf-8", newline="")
