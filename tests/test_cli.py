@@ -116,6 +116,20 @@ def test_text_that_is_not_utf8_is_refused_with_the_byte_named_and_nothing_stored
     assert rose(b"add", b"-", stdin="caf\u00e9 keys include the tenant".encode()).returncode == 0   # UTF-8 is
 
 
+def test_a_lesson_file_the_index_has_not_met_is_found_by_show_first(store_dir: Path) -> None:
+    """A lesson that arrived by a pull or was written by hand is found by `rose show ID`, `archive` and `delete`
+    even when no command has caught the index up with it yet; an unknown id is still a one-line error."""
+    folder = store_dir / ".rose" / "nodes" / "pulled"
+    folder.mkdir(parents=True)
+    (folder / "n_c00001.md").write_text("---\nid: n_c00001\nfamily: pulled\ntitle: Pulled lesson\nlevel: 0\n"
+                                        "status: active\nmemory_type: lesson\nscope: project\n---\nFrom a pull.\n",
+                                        encoding="utf-8")
+    shown = run_rose("show", "n_c00001", cwd=store_dir)
+    assert shown.returncode == 0 and "From a pull." in shown.stdout, shown.stderr
+    missing = run_rose("show", "n_c0ffee", cwd=store_dir)
+    assert missing.returncode == 1 and "no lesson with id 'n_c0ffee'" in missing.stderr
+
+
 def test_config_list_get_set(store_dir: Path) -> None:
     assert run_rose_here("config", "set", "recall.max_pack_tokens", "3000", cwd=store_dir).returncode == 0
     assert run_rose_here("config", "get", "recall.max_pack_tokens", cwd=store_dir).stdout.strip() == "3000"

@@ -286,10 +286,17 @@ class Layers(Record):
             store.sync()
 
     def locate(self, node_id: str) -> tuple[Store, Node]:
-        for store in self.stores():
-            if store.has(node_id):
-                return store, store.get(node_id)
-        raise NodeNotFound(node_id)
+        found = self._holder(node_id)
+        if found is None:   # a file the index has not met yet (a pull, a lesson written by hand): catch up, once
+            for store in self.stores():
+                store.sync()
+            found = self._holder(node_id)
+        if found is None:
+            raise NodeNotFound(node_id)
+        return found, found.get(node_id)
+
+    def _holder(self, node_id: str) -> Store | None:
+        return next((store for store in self.stores() if store.has(node_id)), None)
 
     def id_taken(self, node_id: str) -> bool:
         return any(s.has(node_id) for s in self.stores())
