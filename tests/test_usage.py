@@ -627,3 +627,16 @@ def test_records_are_one_json_object_a_line_with_ids_and_numbers(layers: Layers)
     assert set(rec) == {"rid", "id", "at", "sum", "max", "add", "set"}
     assert rec["id"] == "n_port01" and rec["add"] == {"covers_tasks": [store.get("n_port01").covers_tasks[0]]}
     assert rec["set"] == {"importance": 0.7}    # evidence moved importance: usage, never the file
+
+
+def test_rose_init_in_the_home_folder_is_refused_and_the_global_store_is_left_as_it_is(isolated_home: Path) -> None:
+    from rose.errors import RoseError
+
+    layers = Layers.discover(isolated_home)   # a new terminal's folder: its .rose/ is the user's global store
+    layers.writable(Scope.GLOBAL).save(lesson("n_mine01"))
+    root = isolated_home / ".rose"
+    before = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+    with pytest.raises(RoseError, match="global store"):
+        layers.init_project()
+    assert sorted(str(p.relative_to(root)) for p in root.rglob("*")) == before
+    layers.close()

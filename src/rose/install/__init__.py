@@ -113,6 +113,7 @@ def install(agent: Agent, scope: InstallScope = InstallScope.PROJECT, cwd: Path 
     MCP server is registered for that default only when this interpreter has the MCP SDK (the `mcp` extra).
     Every file is planned before any is written: a malformed file raises InstallError and nothing changes."""
     agent, scope, cwd, home, env = _norm(agent, scope, cwd, home, env)
+    scope, home_note = _in_home(agent, scope, cwd, home, env, "wired")
     argv = list(rose) if rose else rose_argv()
     no_sdk = mcp and not rose and not sdk_available()
     plan = _MODULES[agent].plan_install(scope, cwd, home, argv, env, mcp=mcp and not no_sdk)
@@ -122,6 +123,7 @@ def install(agent: Agent, scope: InstallScope = InstallScope.PROJECT, cwd: Path 
                       "rose install again afterwards"]
     if scope is InstallScope.PROJECT:
         plan.notes = [*(plan.notes or []), *_subfolder_note(agent, cwd)]
+    plan.notes = [*home_note, *(plan.notes or [])]
     if ephemeral(argv):
         plan.steps = [*(plan.steps or []), f"this rose runs from a temporary environment ({argv[0]}) that can vanish "
                       f"with its cache, and the hooks with it: install rose for good ({INSTALL_HINT}) and run "
@@ -134,8 +136,21 @@ def uninstall(agent: Agent, scope: InstallScope = InstallScope.PROJECT, cwd: Pat
     """Remove exactly what `install` added for ``agent`` at ``scope``; files rose created are deleted, files it
     changed are put back byte for byte from their backup when nothing else changed in them since."""
     agent, scope, cwd, home, env = _norm(agent, scope, cwd, home, env)
+    scope, home_note = _in_home(agent, scope, cwd, home, env, "unwired")
     plan = _MODULES[agent].plan_uninstall(scope, cwd, home, env)
+    plan.notes = [*home_note, *(plan.notes or [])]
     return _report(agent, scope, "uninstall", plan, dry_run)
+
+
+def _in_home(agent: Agent, scope: InstallScope, cwd: Path, home: Path, env: Mapping[str, str],
+             done: str) -> tuple[InstallScope, list[str]]:
+    """The scope to act at, and a note. Run in the home folder itself, the project's agent folder is the user's own
+    (~/.claude, ~/.codex): planned as two scopes, the same files would be edited twice, the second write over the
+    first. There the project scope is the user scope, and the note says so."""
+    if scope is InstallScope.PROJECT and _MODULES[agent].project_is_user(cwd, home, env):
+        return InstallScope.USER, [f"{cwd} is your home folder, whose {'.claude' if agent is Agent.CLAUDE else '.codex'}"
+                                   f"/ holds your user settings: rose is {done} at --scope user (every repository)"]
+    return scope, []
 
 
 def wiring_checks(cwd: Path | None = None, home: Path | None = None, *,

@@ -10,6 +10,7 @@ way in; it is detected here so the two are not both left running.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -38,6 +39,11 @@ def settings_path(scope: InstallScope, cwd: Path, home: Path, env: Mapping[str, 
     if scope is InstallScope.USER:
         return config_dir(home, env) / "settings.json"
     return cwd / ".claude" / "settings.json"
+
+
+def project_is_user(cwd: Path, home: Path, env: Mapping[str, str]) -> bool:
+    """Run in the home folder itself, the project's .claude/ is the user's own: one set of files, one scope."""
+    return os.path.realpath(cwd / ".claude") == os.path.realpath(config_dir(home, env))
 
 
 def where(scope: InstallScope, path: Path) -> str:
@@ -76,7 +82,7 @@ def plan_install(scope: InstallScope, cwd: Path, home: Path, argv: Sequence[str]
                      f"in {path}; rose left it as it is and did not add a second one")
     other = InstallScope.USER if scope is InstallScope.PROJECT else InstallScope.PROJECT
     other_path = settings_path(other, cwd, home, env)
-    if _wired_events(other_path):
+    if not project_is_user(cwd, home, env) and _wired_events(other_path):
         notes.append(f"rose's hooks are also wired in {other_path} (--scope {other.value}): each event would run rose "
                      f"twice; remove one with `rose uninstall --agent claude --scope {other.value}`")
     if _plugin_enabled(cwd, home, env):
@@ -137,6 +143,8 @@ def checks(cwd: Path, home: Path, env: Mapping[str, str], cli_found: bool) -> li
     scoped = [(InstallScope.USER, settings_path(InstallScope.USER, cwd, home, env)),
               (InstallScope.PROJECT, settings_path(InstallScope.PROJECT, cwd, home, env)),
               (InstallScope.PROJECT, cwd / ".claude" / "settings.local.json")]
+    if project_is_user(cwd, home, env):   # in the home folder: the project's settings.json is the user's, once
+        del scoped[1]
     for scope, path in scoped:
         name = f"claude hooks ({scope.value})"
         try:

@@ -63,6 +63,12 @@ def hooks_path(scope: InstallScope, cwd: Path, home: Path, env: Mapping[str, str
     return cwd / ".codex" / "hooks.json"
 
 
+def project_is_user(cwd: Path, home: Path, env: Mapping[str, str]) -> bool:
+    """Run in the home folder itself (CODEX_HOME unset), the project's .codex/ is the user's own: one set of files,
+    one scope."""
+    return os.path.realpath(cwd / ".codex") == os.path.realpath(codex_home(home, env))
+
+
 def config_path(home: Path, env: Mapping[str, str]) -> Path:
     return codex_home(home, env) / "config.toml"
 
@@ -318,7 +324,7 @@ def plan_install(scope: InstallScope, cwd: Path, home: Path, argv: Sequence[str]
                      f"install in {path}; rose left it as it is (trust it in Codex with /hooks)")
     other = InstallScope.USER if scope is InstallScope.PROJECT else InstallScope.PROJECT
     other_path = hooks_path(other, cwd, home, env)
-    if _wired(other_path):
+    if not project_is_user(cwd, home, env) and _wired(other_path):
         notes.append(f"rose's hooks are also wired in {other_path} (--scope {other.value}): each event would run rose "
                      f"twice; remove one with `rose uninstall --agent codex --scope {other.value}`")
     _raw, _text, parsed = _load_config(config)
@@ -381,7 +387,8 @@ def checks(cwd: Path, home: Path, env: Mapping[str, str], cli_found: bool) -> li
     if toml.dig(parsed, "features", "hooks") is False:
         out.append(WiringCheck("codex hooks", Level.FAIL, f"{config} sets [features] hooks = false: no hook runs",
                                AGENT, None, config))
-    for scope in (InstallScope.USER, InstallScope.PROJECT):
+    scopes = (InstallScope.USER,) if project_is_user(cwd, home, env) else (InstallScope.USER, InstallScope.PROJECT)
+    for scope in scopes:
         path = hooks_path(scope, cwd, home, env)
         name = f"codex hooks ({scope.value})"
         try:
@@ -400,7 +407,7 @@ def checks(cwd: Path, home: Path, env: Mapping[str, str], cli_found: bool) -> li
         wired.append(str(path))
         out += _scope_checks(name, scope, path, data, found, state, parsed, cwd, config, env)
     registered: list[tuple[str, Path, Any, bool, str | None]] = []
-    for scope in (InstallScope.USER, InstallScope.PROJECT):
+    for scope in scopes:
         mcp_file = mcp_config_path(scope, cwd, home, env)
         entry, managed, problem = mcpservers.toml_entry(mcp_file)
         registered.append((scope.value, mcp_file, entry, managed, None if scope is InstallScope.USER else problem))

@@ -83,6 +83,11 @@ class FileEdit(Record):
 
 def apply(edits: Iterable[FileEdit]) -> list[FileChange]:
     edits = list(edits)
+    targets = [os.path.realpath(e.path) for e in edits if e.before != e.after]
+    if len(targets) != len(set(targets)):   # each edit is a whole file: a second edit of one would undo the first
+        twice = sorted({t for t in targets if targets.count(t) > 1})
+        raise InstallError(f"rose planned two edits of {', '.join(twice)}; nothing was written (a bug in rose: please "
+                           "report it)")
     for edit in edits:  # nothing is written if any file moved under us since it was planned
         if edit.before != edit.after and read_bytes(edit.path) != edit.before:
             raise InstallError(f"{edit.path} changed while rose was planning its edit (another program is writing "

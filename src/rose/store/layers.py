@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from rose import config
-from rose.errors import NodeNotFound, StoreNotFound
+from rose.errors import NodeNotFound, RoseError, StoreNotFound
 from rose.model import Scope
 # where the stores live is its own module, below config and trust, which need it too (re-exported here)
 from rose.store.paths import GLOBAL_ENV as GLOBAL_ENV
@@ -273,7 +273,11 @@ class Layers(Record):
         if self.project is not None and not self.personal:
             Store.create(self.project.root, Scope.PROJECT)
             return self.project, 0
-        target = Store.create(repository_root(self.cwd) / STORE_DIR, Scope.PROJECT)
+        root = repository_root(self.cwd)
+        if os.path.realpath(root / STORE_DIR) == os.path.realpath(global_root()):
+            raise RoseError(f"{root} holds your own global store ({global_root()}), not a repository's: run "
+                            "`rose init` in a repository (your global store needs no init)")
+        target = Store.create(root / STORE_DIR, Scope.PROJECT)
         moved = 0
         if self.project is not None and self.personal:
             moved = _move_lessons(self.project, target)
