@@ -58,3 +58,30 @@ def test_the_session_end_hook_reads_no_transcript_and_imports_no_reader(project:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=project)
     assert out.returncode == 0, out.stderr
     assert list((project / ".rose" / "queue").glob("*.json"))
+
+
+def test_the_commands_that_show_what_the_hooks_would_do_say_first_that_rose_is_off(project: Path) -> None:
+    repo = _repo(project)
+    for argv in (["recall", "--prompt", "how do we tag releases?"], ["trace", "--prompt", "tag releases"],
+                 ["status"]):
+        assert "rose is off" not in run_rose(*argv, cwd=repo).stdout
+    run_rose("off", cwd=repo)
+    for where in (repo, repo / "src"):
+        for argv in (["recall", "--prompt", "how do we tag releases?"], ["trace", "--prompt", "tag releases"],
+                     ["status"]):
+            out = run_rose(*argv, cwd=where).stdout
+            assert out.startswith("rose is off in this repository (switched off with `rose off`)"), (argv, out)
+            data = json.loads(run_rose(*argv, "--json", cwd=where).stdout)
+            assert "rose off" in data["switched_off"]
+    run_rose("on", cwd=repo)
+    (repo / ".rose-off").write_text("", encoding="utf-8")   # committed by a teammate
+    assert ".rose-off exists" in run_rose("recall", "--prompt", "how do we tag releases?", cwd=repo).stdout
+
+
+def test_doctor_warns_that_rose_is_off_here(project: Path) -> None:
+    repo = _repo(project)
+    assert "switched off" not in run_rose("doctor", cwd=repo).stdout
+    run_rose("off", cwd=repo)
+    out = run_rose("doctor", "--json", cwd=repo / "src").stdout
+    [check] = [c for c in json.loads(out) if c["name"] == "switched off"]
+    assert check["level"] == "warn" and "rose on" in check["detail"]

@@ -304,3 +304,12 @@ def test_only_a_command_that_ranks_starts_a_helper_and_only_when_none_answers(
     monkeypatch.setattr(client, "socket_path", lambda: nobody)
     assert client.run_command(["search", "retry"]) is None
     assert started == [nobody] * 3
+
+
+def test_a_served_command_says_rose_is_off_in_the_callers_repository_as_in_process(project: Path, helper: str) -> None:
+    _taught(project)
+    (project / ".rose-off").write_text("", encoding="utf-8")   # the caller's repository, not the helper's folder
+    for argv in (["status"], ["status", "--json"]):
+        served = _served(helper, argv, project)
+        assert served is not None and b"rose is off in this repository" in served[1], (argv, served)
+        assert served == _in_process(argv, project), argv

@@ -27,6 +27,18 @@ def _layers(args: argparse.Namespace):
     return Layers.discover(Path(args.cwd) if getattr(args, "cwd", None) else None)
 
 
+def _switched_off(args: argparse.Namespace) -> str | None:
+    """Why rose is off in the repository the command looks at (`rose off`, a .rose-off file), or None: a command that
+    shows what the hooks would do says so first, since the hooks then do nothing."""
+    from rose import environment
+    from rose.store.layers import repository_root, switched_off
+
+    folder = args.cwd if getattr(args, "cwd", None) else environment.cwd()   # served: the caller's folder
+    why = switched_off(repository_root(Path(folder)))
+    return None if why is None else (f"rose is off in this repository ({why}): its hooks inject nothing and learn "
+                                     "nothing; `rose on` switches it back")
+
+
 # -- commands -------------------------------------------------------------------------------------------------
 def cmd_init(args: argparse.Namespace) -> int:
     layers = _layers(args)
@@ -137,9 +149,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     from rose import render, report
 
     result = report.status(_layers(args))
+    off = _switched_off(args)
     if args.json:
-        _print_json(result.to_dict())
+        _print_json({**result.to_dict(), **({"switched_off": off} if off else {})})
     else:
+        if off:
+            print(off)
         print(render.status(result))
     return 0
 
@@ -501,9 +516,13 @@ def cmd_recall(args: argparse.Namespace) -> int:
     from rose import render
 
     result = _recall(args)
+    off = _switched_off(args)
     if args.json:
-        _print_json({"notice": result.notice, "block": result.block, "lessons": result.trace.get("pack", [])})
+        _print_json({"notice": result.notice, "block": result.block, "lessons": result.trace.get("pack", []),
+                     **({"switched_off": off} if off else {})})
     else:
+        if off:
+            print(off)
         print(render.recall(result))
     return 0
 
@@ -512,9 +531,12 @@ def cmd_trace(args: argparse.Namespace) -> int:
     from rose import render
 
     result = _recall(args)
+    off = _switched_off(args)
     if args.json:
-        _print_json(result.trace)
+        _print_json({**result.trace, **({"switched_off": off} if off else {})})
     else:
+        if off:
+            print(off)
         print(render.trace(result.trace))
     return 0
 
