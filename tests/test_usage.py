@@ -640,3 +640,41 @@ def test_rose_init_in_the_home_folder_is_refused_and_the_global_store_is_left_as
         layers.init_project()
     assert sorted(str(p.relative_to(root)) for p in root.rglob("*")) == before
     layers.close()
+
+
+def test_rose_init_carries_the_users_settings_and_queued_learning_with_the_lessons(tmp_path: Path) -> None:
+    from rose.learn import jobs
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    layers = Layers.discover(repo)
+    personal = layers.writable(Scope.PROJECT)
+    personal.save(lesson("n_port01"))
+    layers.set_setting("recall.enabled", "false", Scope.PROJECT)   # README, "Switch it off"
+    job = jobs.Job(jobs.JobKind.SESSION_END, "s1", str(tmp_path / "t.jsonl"), "claude", str(repo))
+    jobs.enqueue(personal, job)
+    old_root = personal.root
+    layers.init_project()
+    layers.close()
+    again = Layers.discover(repo)
+    assert again.project is not None and again.project.root == repo / ".rose"
+    assert again.settings().recall.enabled is False, "the user's setting stays in force"
+    assert [j.session_id for _p, j in jobs.queued(again.project)] == ["s1"]
+    assert not old_root.exists()
+    again.close()
+
+
+def test_rose_init_keeps_the_personal_settings_where_the_repository_has_its_own(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    layers = Layers.discover(repo)
+    personal = layers.writable(Scope.PROJECT)
+    personal.save(lesson("n_port01"))
+    layers.set_setting("recall.enabled", "false", Scope.PROJECT)
+    mine = personal.config_path.read_bytes()
+    (repo / ".rose").mkdir()
+    (repo / ".rose" / "config.yaml").write_text("recall:\n  max_lessons: 3\n", encoding="utf-8")   # committed
+    layers.init_project()
+    assert personal.config_path.read_bytes() == mine   # not thrown away: left where it was
+    assert (repo / ".rose" / "config.yaml").read_text(encoding="utf-8") == "recall:\n  max_lessons: 3\n"
+    layers.close()

@@ -158,9 +158,53 @@ def _move_lessons(source: Store, target: Store) -> int:
                 moved_ids.add(path.stem)
             path.unlink()
     _move_usage(source, target, moved_ids)
+    kept += _move_settings(source, target)
+    _move_queue(source, target)
     if not kept:
         shutil.rmtree(source.root, ignore_errors=True)   # what is left is machine-local and derived
     return moved
+
+
+def _move_settings(source: Store, target: Store) -> int:
+    """The user's settings for the repository (`rose config set` in its personal store: recall or learning off,
+    ...) go with its lessons and stay in force: written where the new store had none of its own, and pinned (`rose
+    trust`), since they are the user's own choice. Returns 1 when the repository has settings of its own already:
+    then the personal file stays where it is (and with it the personal store), so nothing is lost."""
+    from rose import trust
+    from rose.store.atomic import write_bytes_atomic
+    from rose.store.store import FRESH_CONFIG
+
+    fresh = FRESH_CONFIG.encode("utf-8")
+    try:
+        mine = source.config_path.read_bytes()
+    except FileNotFoundError:
+        return 0
+    if mine == fresh:
+        return 0
+    try:
+        theirs: bytes | None = target.config_path.read_bytes()
+    except FileNotFoundError:
+        theirs = None
+    if theirs not in (None, fresh, mine):
+        return 1
+    write_bytes_atomic(target.config_path, mine)
+    trust.pin(target.config_path)
+    source.config_path.unlink()
+    return 0
+
+
+def _move_queue(source: Store, target: Store) -> None:
+    """Sessions waiting to be learned from (queue/, and queue/dead/ set aside) go with the lessons: a job names a
+    session and its transcript, not a store, and the learner finds it in the new store's queue."""
+    from rose.store.atomic import write_bytes_atomic
+
+    if not source.queue_dir.is_dir():
+        return
+    for path in sorted(source.queue_dir.rglob("*.json")):
+        dest = target.queue_dir / path.relative_to(source.queue_dir)
+        if not dest.exists():
+            write_bytes_atomic(dest, path.read_bytes())
+        path.unlink()
 
 
 def _union_lines(target: Store, dest: Path, data: bytes) -> None:
@@ -269,7 +313,9 @@ class Layers(Record):
 
     def init_project(self) -> tuple[Store, int]:
         """A committable `.rose/` for this repository (at its root). Lessons the user's own store held for it move
-        in (each file written there before it is removed here: nothing is lost). Returns (store, files moved)."""
+        in (each file written there before it is removed here: nothing is lost), with the user's settings for it
+        and the sessions waiting to be learned from. Refused in the home folder, whose `.rose/` is the global
+        store. Returns (store, files moved)."""
         if self.project is not None and not self.personal:
             Store.create(self.project.root, Scope.PROJECT)
             return self.project, 0

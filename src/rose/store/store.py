@@ -412,6 +412,9 @@ def _redacted(view: usage.View) -> usage.View:
     return view if view.empty() else usage.redacted(view)
 
 
+FRESH_CONFIG = "# rose settings: `rose config` lists every key.\n"   # a new store's config.yaml: no setting
+
+
 class Store:
     def __init__(self, root: Path, scope: Scope):
         self.root = root
@@ -469,7 +472,7 @@ class Store:
         if not (root / ".gitattributes").exists():
             write_text_atomic(root / ".gitattributes", GITATTRIBUTES)
         if not (root / "config.yaml").exists():
-            write_text_atomic(root / "config.yaml", "# rose settings: `rose config` lists every key.\n")
+            write_text_atomic(root / "config.yaml", FRESH_CONFIG)
         store = cls(root, scope)
         if not store.index_md_path.exists():
             with store.lock():
