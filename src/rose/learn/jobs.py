@@ -151,10 +151,21 @@ def dead(store: Store) -> list[tuple[Path, Job]]:
 def log_line(store: Store, text: str) -> None:
     from rose.redact import redact
 
+    import stat
+
+    line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {redact(text)}\n".encode("utf-8", "replace")
     try:
         store.logs_dir.mkdir(parents=True, exist_ok=True)
-        with open(store.logs_dir / "learner.log", "a", encoding="utf-8") as handle:
-            handle.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {redact(text)}\n")
+        if os.path.islink(store.logs_dir):   # a repository's link: the log would land wherever it points
+            return
+        # never through a link, never blocked by a FIFO: a committed .rose/logs/learner.log is the repository's
+        fd = os.open(store.logs_dir / "learner.log",
+                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                os.write(fd, line)
+        finally:
+            os.close(fd)
     except OSError:
         pass  # a log that cannot be written must not fail the work it describes
 

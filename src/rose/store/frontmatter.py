@@ -26,6 +26,13 @@ except ImportError:  # pragma: no cover
 FENCE = "---"
 
 
+class _PlainDumper(_Dumper):
+    """Never an alias: a value written twice is written twice (load_yaml refuses aliases)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 WIDTH = 100   # PyYAML folds a scalar at a space past this column; a line that fits is never folded
 
 
@@ -33,11 +40,19 @@ def dump_yaml(data: Any) -> str:
     fast = _dump_layout(data)
     if fast is not None:
         return fast
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False,
+    return yaml.dump(data, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True, default_flow_style=False,
                      width=WIDTH)
 
 
 def load_yaml(text: str) -> Any:
+    """PyYAML's safe load, refusing aliases: rose never writes one, and a few hundred bytes of nested aliases (a
+    committed lesson or config.yaml) stand for billions of values once a reader walks them."""
+    if "*" in text:   # an alias needs its indicator; most files hold none, and the events are read only then
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.AliasEvent):
+                mark = event.start_mark
+                where = f" at line {mark.line + 1}" if mark is not None else ""
+                raise yaml.YAMLError(f"an alias (*{event.anchor}){where}: rose reads no YAML aliases")
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - the C *safe* loader
 
 
