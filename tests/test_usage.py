@@ -642,15 +642,22 @@ def test_rose_init_in_the_home_folder_is_refused_and_the_global_store_is_left_as
     layers.close()
 
 
-def test_rose_init_carries_the_users_settings_and_queued_learning_with_the_lessons(tmp_path: Path) -> None:
-    from rose.learn import jobs
-
+def _personal_store_with_a_setting(tmp_path: Path) -> tuple[Path, Layers, Store]:
+    """A repository without .rose/: one lesson in the user's own store for it, and recall switched off there (the
+    README's "Switch it off")."""
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     layers = Layers.discover(repo)
     personal = layers.writable(Scope.PROJECT)
     personal.save(lesson("n_port01"))
-    layers.set_setting("recall.enabled", "false", Scope.PROJECT)   # README, "Switch it off"
+    layers.set_setting("recall.enabled", "false", Scope.PROJECT)
+    return repo, layers, personal
+
+
+def test_rose_init_carries_the_users_settings_and_queued_learning_with_the_lessons(tmp_path: Path) -> None:
+    from rose.learn import jobs
+
+    repo, layers, personal = _personal_store_with_a_setting(tmp_path)
     job = jobs.Job(jobs.JobKind.SESSION_END, "s1", str(tmp_path / "t.jsonl"), "claude", str(repo))
     jobs.enqueue(personal, job)
     old_root = personal.root
@@ -665,12 +672,7 @@ def test_rose_init_carries_the_users_settings_and_queued_learning_with_the_lesso
 
 
 def test_rose_init_keeps_the_personal_settings_where_the_repository_has_its_own(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    (repo / ".git").mkdir(parents=True)
-    layers = Layers.discover(repo)
-    personal = layers.writable(Scope.PROJECT)
-    personal.save(lesson("n_port01"))
-    layers.set_setting("recall.enabled", "false", Scope.PROJECT)
+    repo, layers, personal = _personal_store_with_a_setting(tmp_path)
     mine = personal.config_path.read_bytes()
     (repo / ".rose").mkdir()
     (repo / ".rose" / "config.yaml").write_text("recall:\n  max_lessons: 3\n", encoding="utf-8")   # committed

@@ -64,10 +64,10 @@ def _store_checks(layers: Layers) -> list[Check]:
     from rose.store.layers import repository_root, switched_off
 
     out = []
-    off = switched_off(repository_root(layers.cwd))
+    repository = repository_root(layers.cwd)
+    off = switched_off(repository)
     if off:   # the hooks inject and learn nothing here: the first thing a user asking "why nothing?" needs
-        out.append(Check("switched off", Level.WARN, f"rose is off in {repository_root(layers.cwd)} ({off}): "
-                         "`rose on` switches it back"))
+        out.append(Check("switched off", Level.WARN, f"rose is off in {repository} ({off}): `rose on` switches it back"))
     if layers.project is None:
         out.append(Check("project store", Level.WARN, f"none at or above {layers.cwd}: `rose init` creates one"))
     if layers.global_ is None:
