@@ -1006,11 +1006,37 @@ def dispatch(parser: argparse.ArgumentParser | None, args: argparse.Namespace) -
     except Exception as exc:  # a bug must still read as one line, with the way to see more
         from rose import environment
 
+        healed = _healed_after(args, exc)
+        if healed:
+            print(f"rose: {healed}", file=sys.stderr)
+            return 1
         if environment.get(envvars.DEBUG):
             raise
         print(f"rose: internal error: {type(exc).__name__}: {exc} (set {envvars.DEBUG}=1 for the traceback)",
               file=sys.stderr)
         return 1
+
+
+def _healed_after(args: argparse.Namespace, exc: Exception) -> str | None:
+    """After a damaged index.db (derived data) failed a command: what was discarded, to be rebuilt from the lesson
+    files by the next command, or None (not damage, or it could not be healed: the error is reported as it is)."""
+    from rose.store.index import damaged
+
+    if not damaged(exc):
+        return None
+    try:
+        layers = _layers(args)
+        try:
+            healed = layers.heal(exc)
+        finally:
+            layers.close()
+    except Exception:  # noqa: BLE001 - healing is a second try: its own failure leaves the first error to report
+        return None
+    if not healed:
+        return None
+    where = ", ".join(str(store.index_db_path) for store in healed)
+    return (f"the index was damaged ({exc}): {where} was discarded; it is derived from the lesson files, which "
+            "are not touched, and the next command builds it again. Run the command again.")
 
 
 # Commands whose stdout is a protocol for a program (JSON-RPC to an MCP client), not text for a person

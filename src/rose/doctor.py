@@ -60,7 +60,12 @@ def _helper_checks() -> list[Check]:
     return [Check("warm helper", Level.OK, f"{running or 'not running (the next prompt starts one)'}; {why}")]
 
 
+DAMAGED_HINT = ("derived from the lesson files: the next prompt or command that meets the damage discards it and "
+                "builds it again, `rose index --rebuild` does it now")
+
+
 def _store_checks(layers: Layers) -> list[Check]:
+    from rose.store.index import damaged
     from rose.store.layers import repository_root, switched_off
 
     out = []
@@ -77,8 +82,13 @@ def _store_checks(layers: Layers) -> list[Check]:
         try:
             report = store.sync()
             count = store.index.count()
+            whole = store.index.intact()   # a bad page elsewhere fails the first query that reads it
         except Exception as exc:  # noqa: BLE001 - doctor reports every failure rather than stopping at one
-            out.append(Check(name, Level.FAIL, f"{store.root}: {exc}"))
+            hint = f" ({DAMAGED_HINT})" if damaged(exc) else ""
+            out.append(Check(name, Level.FAIL, f"{store.root}: {exc}{hint}"))
+            continue
+        if not whole:
+            out.append(Check(name, Level.FAIL, f"{store.index_db_path} is damaged ({DAMAGED_HINT})"))
             continue
         out.append(Check(name, Level.OK, f"{store.root}: {count} lessons indexed"))
         for rel, reason in report.problems:

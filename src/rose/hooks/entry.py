@@ -248,10 +248,20 @@ def on_prompt(event: HookEvent) -> dict[str, Any]:
 
         return Judge.for_store(owner, settings)
 
+    def serve():
+        return recall(layers, event.prompt, session_id=event.session_id, settings=settings,
+                      judge_factory=judge_factory, hot=True, cwd=event.cwd or None, agent=event.agent.value,
+                      deadline=deadline)
+
+    import sqlite3
+
     try:
-        result = recall(layers, event.prompt, session_id=event.session_id, settings=settings,
-                        judge_factory=judge_factory, hot=True, cwd=event.cwd or None, agent=event.agent.value,
-                        deadline=deadline)
+        try:
+            result = serve()
+        except sqlite3.DatabaseError as exc:
+            if not layers.heal(exc):   # a damaged index is discarded: this prompt is served from what is rebuilt
+                raise
+            result = serve()
         notice = _with_config_note(owner, settings, result.notice)
     finally:
         layers.close()  # the warm helper serves many prompts: never leak a connection per prompt

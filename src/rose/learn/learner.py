@@ -107,7 +107,8 @@ def run_job(store: Store, path: Path, job: Job,
             except JobStopped:
                 return _failed(store, path, job, "ran past the time a job may take; its model calls were ended")
             except Exception as exc:  # noqa: BLE001 - any failure is this job's alone: counted, backed off
-                return _failed(store, path, job, f"{type(exc).__name__}: {exc}", permanent=_permanent(exc))
+                why = f"{type(exc).__name__}: {exc}{_healed(store, job, exc)}"
+                return _failed(store, path, job, why, permanent=_permanent(exc))
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
             log_line(store, f"{job.name}: done: {detail}")
@@ -123,6 +124,23 @@ def _layers_for(store: Store, job: Job) -> Layers:
             and store.scope.value == "project":
         layers.project = store   # the job's own store is the one it learns into
     return layers
+
+
+def _healed(store: Store, job: Job, exc: BaseException) -> str:
+    """A damaged index (derived data) failed the job: discard it, so the job's retry builds it from the files."""
+    from rose.store.index import damaged
+
+    if not damaged(exc):
+        return ""
+    try:
+        layers = _layers_for(store, job)
+        try:
+            healed = layers.heal(exc)
+        finally:
+            layers.close()
+    except Exception:  # noqa: BLE001 - the retry meets the damage again and tries again
+        return ""
+    return f" (damaged index discarded: {', '.join(str(s.index_db_path) for s in healed)})" if healed else ""
 
 
 def _permanent(exc: BaseException) -> bool:

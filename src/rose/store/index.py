@@ -579,6 +579,7 @@ class Index:
         self._facts: tuple[tuple, list[FactGroup]] | None = None   # facts() and what the index was when read
         self._count: tuple[tuple, int] | None = None   # lesson_count() and what the index was when counted
         self._ident: tuple[int, int] | None = None   # the file the connection was opened on, when it may be pooled
+        self._opened: tuple[int, int] | None = None  # the file the connection was opened on (see discard)
 
     def set_busy_timeout(self, seconds: float) -> None:
         self.busy_timeout_s = seconds
@@ -598,6 +599,7 @@ class Index:
         if held is not None:
             self._ident, conn = held
             conn.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_s * 1000)}")   # this Index's wait
+            self._opened = self._ident
             return conn
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -607,13 +609,10 @@ class Index:
             if busy(exc):
                 raise  # another process is writing: that is a wait, never damage (the caller decides how long)
             # A damaged index is derived data: throw it away and rebuild from the files.
-            for suffix in ("", "-wal", "-shm"):
-                try:
-                    os.unlink(str(self.db_path) + suffix)
-                except FileNotFoundError:
-                    pass
+            _unlink_index(self.db_path)
             conn = self._connect()
             migrate(conn)
+        self._opened = identity(str(self.db_path))
         return conn
 
     def _connect(self) -> sqlite3.Connection:
@@ -635,6 +634,29 @@ class Index:
             if pool is None or not pool.give(str(self.db_path), self._ident, conn):
                 conn.close()
             self._ident = None
+
+    def intact(self) -> bool:
+        """Does SQLite find every page and record of the file readable (PRAGMA quick_check)? It reads the whole
+        file (tens of ms at 10,000 lessons), so it is asked after an error or by a command, never on every prompt."""
+        try:
+            row = self.conn.execute("PRAGMA quick_check(1)").fetchone()
+        except sqlite3.DatabaseError as exc:
+            if busy(exc):
+                raise
+            return False
+        return row is not None and row[0] == "ok"
+
+    def discard(self) -> None:
+        """Throw the file away (derived data: the next use opens a new, empty index and sync fills it from the
+        files). A file at the path that is not the one this connection opened (another process discarded it
+        first and made a new one) is left: it is not the damaged one."""
+        conn, self._conn = self._conn, None
+        opened, self._opened = self._opened, None
+        if conn is not None:
+            conn.close()   # never back to the pool: it is a connection to the damaged file
+        self._ident, self._facts, self._count, self._bulk = None, None, None, None
+        if conn is None or opened is None or identity(str(self.db_path)) == opened:
+            _unlink_index(self.db_path)
 
     # -- writes ----------------------------------------------------------------------------------------------
     def upsert(self, node: Node, rel_path: str, mtime_ns: int, size: int, base: View | None = None) -> None:
@@ -1027,7 +1049,7 @@ class Index:
         (0.6 s at 50,000 lessons), where a drop frees its pages at once."""
         row = self.conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
         if row is None or not row[0]:
-            raise sqlite3.DatabaseError(f"index.db has no {table} table")
+            raise IndexDamaged(f"index.db has no {table} table")
         self.conn.execute(f"DROP TABLE {table}")  # noqa: S608 - fixed table names
         self.conn.execute(row[0])
 
@@ -1840,6 +1862,34 @@ def busy(exc: BaseException) -> bool:
     """Is this SQLite error another writer holding the database (not damage)?"""
     text = str(exc).lower()
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+class IndexDamaged(sqlite3.DatabaseError):
+    """index.db lacks what rose's own schema made (a table gone): damage, as a malformed page is."""
+
+
+_DAMAGE_CODES = (11, 26)   # SQLITE_CORRUPT, SQLITE_NOTADB: an extended code (CORRUPT_VTAB...) keeps them in its low byte
+
+
+def damaged(exc: BaseException) -> bool:
+    """Is this SQLite error a damaged database file (not a busy writer, not a statement's own fault)?"""
+    if isinstance(exc, IndexDamaged):
+        return True
+    if not isinstance(exc, sqlite3.DatabaseError) or busy(exc):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)   # Python 3.11 and later
+    if isinstance(code, int):
+        return code & 0xFF in _DAMAGE_CODES
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text
+
+
+def _unlink_index(db_path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            os.unlink(str(db_path) + suffix)
+        except FileNotFoundError:
+            pass
 
 
 def _scan_folders(nodes_dir: Path) -> Iterator[tuple[str, list[str], list[os.stat_result]]]:

@@ -22,6 +22,7 @@ from rose.model import Scope
 # where the stores live is its own module, below config and trust, which need it too (re-exported here)
 from rose.store.paths import GLOBAL_ENV as GLOBAL_ENV
 from rose.store.paths import STORE_DIR, global_root
+from rose.store.index import damaged
 from rose.store.store import Store
 from rose.typedrecord import Record
 
@@ -392,6 +393,15 @@ class Layers(Record):
     def settings(self) -> config.Settings:
         first = self.stores()[0] if self.stores() else None
         return config.load(list(self.config_sources()), cache=first.root / "cache" / "settings.json" if first else None)
+
+    def heal(self, exc: BaseException) -> list[Store]:
+        """After an error from SQLite: when it says a database is damaged, discard the index of each store found
+        damaged (derived data: rebuilt from the lesson files) and return those stores; the caller may try again.
+        Damage no check can place discards every index here: rebuilding a sound one loses nothing."""
+        if not damaged(exc):
+            return []
+        healed = [store for store in self.stores() if store.heal_index()]
+        return healed or [store for store in self.stores() if store.heal_index(unplaced=True)]
 
     def close(self) -> None:
         for store in self.stores():

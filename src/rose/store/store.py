@@ -79,7 +79,7 @@ from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from rose.errors import CorruptFile, NodeNotFound
+from rose.errors import CorruptFile, NodeNotFound, RoseError
 from rose.model import Scope, Status, new_episode_id, new_node_id, valid_episode_id, valid_node_id
 from rose.store import archive, events, usage
 from rose.store.atomic import (LOCK_TIMEOUT_S, FileBatch, file_lock, move_file, write_text_atomic)
@@ -643,8 +643,24 @@ class Store:
                 self._write_index_md()
         return report
 
+    def heal_index(self, *, unplaced: bool = False) -> bool:
+        """Discard index.db when SQLite finds it damaged, or when `unplaced` (damage was met and no check can say
+        which index holds it): it is derived data, made again from the files by the next sync. True if discarded."""
+        if not unplaced and self.index.intact():
+            return False
+        self.index.discard()
+        self._usage_stamp, self._usage_offset = _UNSEEN, None   # usage is folded into the new index from the start
+        self._known = None
+        try:
+            self.event(events.EventKind.INDEX, structural=True, discarded="damaged")
+        except (OSError, RoseError):   # the note is best effort: the index is healed either way
+            pass
+        return True
+
     def rebuild_index(self) -> SyncReport:
-        """Everything from the files again, usage folded from the whole log."""
+        """Everything from the files again, usage folded from the whole log (into a new file if the old one is
+        damaged: a rebuild inside a file with a bad page fails where the page is)."""
+        self.heal_index()
         with self.lock():
             self.index.reset_usage()
             self._usage_stamp = _UNSEEN
