@@ -1026,17 +1026,12 @@ def _healed_after(args: argparse.Namespace, exc: Exception) -> str | None:
         return None
     try:
         layers = _layers(args)
-        try:
-            healed = layers.heal(exc)
-        finally:
-            layers.close()
-    except Exception:  # noqa: BLE001 - healing is a second try: its own failure leaves the first error to report
+    except Exception:  # noqa: BLE001 - the first error is the one to report
         return None
-    if not healed:
-        return None
-    where = ", ".join(str(store.index_db_path) for store in healed)
-    return (f"the index was damaged ({exc}): {where} was discarded; it is derived from the lesson files, which "
-            "are not touched, and the next command builds it again. Run the command again.")
+    try:
+        return layers.healed_after(exc)
+    finally:
+        layers.close()
 
 
 # Commands whose stdout is a protocol for a program (JSON-RPC to an MCP client), not text for a person

@@ -205,3 +205,17 @@ def test_without_a_store_search_says_so_instead_of_failing(launcher: Path, proje
 
     result = _session(launcher, project, body)
     assert not result.is_error and "no lessons" in _text(result)
+
+
+def test_a_damaged_index_is_a_tool_error_that_says_so_and_the_next_call_works(launcher: Path, taught: Path) -> None:
+    from tests.support.damage import damage_lessons_table
+
+    damage_lessons_table(taught / ".rose" / "index.db")
+
+    async def body(session: Any) -> Any:
+        return (await session.call_tool("search", {"query": "flaky upload retry backoff"}),
+                await session.call_tool("search", {"query": "flaky upload retry backoff"}))
+
+    first, again = _session(launcher, taught, body)
+    assert first.is_error and "index was damaged" in _text(first) and "discarded" in _text(first)
+    assert not again.is_error and "ROSE-MCP-RETRY" in _text(again)

@@ -13,25 +13,7 @@ from rose.model import Scope
 from rose.store import Layers, Store, global_root
 from rose.store.index import Index, damaged
 from tests.conftest import run_rose, run_rose_here
-
-PAGE_PATTERN = bytes(range(256)) * 16   # one 4 KiB page of bytes no b-tree page begins with
-
-
-def _damage_lessons_table(db: Path) -> None:
-    """Overwrite the pages holding the lessons' rows and their full text, leaving the header, the schema and the
-    migrations table whole: the index opens and migrates cleanly, and the first query that reads a lesson fails."""
-    conn = sqlite3.connect(db)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-    roots = [page for name, page in conn.execute("SELECT name, rootpage FROM sqlite_master WHERE rootpage > 1")
-             if name == "nodes" or name.endswith("_data")]
-    conn.close()
-    assert page_size == len(PAGE_PATTERN) and roots
-    with open(db, "r+b") as handle:
-        for page in roots:
-            handle.seek((page - 1) * page_size)
-            handle.write(PAGE_PATTERN)
-
+from tests.support.damage import damage_lessons_table as _damage_lessons_table
 
 def _two_stores(project: Path) -> tuple[Path, Path]:
     run_rose_here("init", cwd=project)

@@ -10,6 +10,7 @@ place of its text (seen with 2.1.332), and the text is where lesson bodies are e
 No `from __future__ import annotations` here: the SDK reads each tool's signature at run time, and the result type is
 imported inside `build`.
 """
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,11 @@ def build(cwd: Path | None = None) -> Any:
             answer = fn(layers, *args, **kwargs)
         except RoseError as exc:
             raise ToolError(str(exc)) from None
+        except sqlite3.DatabaseError as exc:   # a damaged index is discarded, to be built again from the files
+            healed = layers.healed_after(exc)
+            if healed is None:
+                raise
+            raise ToolError(healed) from None
         finally:
             layers.close()
         return CallToolResult(content=[TextContent(type="text", text=answer.text)])
@@ -98,6 +104,11 @@ def build(cwd: Path | None = None) -> Any:
             return tools.read_lesson(layers, lesson_id)
         except RoseError as exc:
             raise ResourceError(str(exc)) from None
+        except sqlite3.DatabaseError as exc:
+            healed = layers.healed_after(exc)
+            if healed is None:
+                raise
+            raise ResourceError(healed) from None
         finally:
             layers.close()
 

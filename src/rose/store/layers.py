@@ -403,6 +403,19 @@ class Layers(Record):
         healed = [store for store in self.stores() if store.heal_index()]
         return healed or [store for store in self.stores() if store.heal_index(unplaced=True)]
 
+    def healed_after(self, exc: BaseException) -> str | None:
+        """heal(exc), said for a person: what was discarded, or None (not damage, or healing failed too: the first
+        error is the one to report)."""
+        try:
+            healed = self.heal(exc)
+        except Exception:  # noqa: BLE001 - healing is a second try: its own failure leaves the first error to report
+            return None
+        if not healed:
+            return None
+        where = ", ".join(str(store.index_db_path) for store in healed)
+        return (f"the index was damaged ({exc}): {where} was discarded; it is derived from the lesson files, which "
+                "are not touched, and the next command builds it again. Run the command again.")
+
     def close(self) -> None:
         for store in self.stores():
             store.close()
