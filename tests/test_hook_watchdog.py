@@ -54,3 +54,41 @@ def test_in_process_work_stuck_in_one_c_call_is_still_ended_at_the_budget(tmp_pa
                                                "PYTHONPATH": ":".join(sys.path)})
     assert proc.returncode == 0, proc.stderr
     assert "ran out of time" in json.loads(proc.stdout)["systemMessage"]
+
+
+def _stuck_hook(folder: Path, before: str) -> subprocess.CompletedProcess[str]:
+    code = (
+        "import io, os, sqlite3, sys\n"
+        "from rose.hooks import entry\n"
+        "entry.BUDGET_S['PreCompact'] = 0.5\n"
+        "def stuck(argv, stdin, stdout, cwd=None):\n"
+        f"    {before}\n"
+        "    sqlite3.connect(':memory:').execute('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)'\n"
+        "                                        ' SELECT count(*) FROM c').fetchone()\n"
+        "entry.run = stuck\n"
+        "entry.main(['claude', 'PreCompact'], io.BytesIO(b'{}'), sys.stdout)\n")
+    return subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True, text=True,
+                          timeout=HANG_S, env={"PATH": "/usr/bin:/bin", "HOME": str(folder),
+                                               "ROSE_HOME": str(folder / "home-store"),
+                                               "PYTHONPATH": ":".join(sys.path)})
+
+
+def test_the_watchdog_ends_the_hook_even_when_its_folder_was_removed(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    proc = _stuck_hook(gone, f"os.rmdir({str(gone)!r})")
+    assert proc.returncode == 0, proc.stderr
+    assert "ran out of time" in json.loads(proc.stdout)["systemMessage"]
+
+
+def test_the_watchdog_logs_its_skip_without_loading_the_redactor(tmp_path: Path) -> None:
+    from rose.model import Scope
+    from rose.store import Store
+
+    Store.create(tmp_path / ".rose", Scope.PROJECT).close()
+    (tmp_path / ".git").mkdir()
+    proc = _stuck_hook(tmp_path, "sys.modules['rose.redact'] = None   # importing the redactor now fails")
+    assert proc.returncode == 0, proc.stderr
+    assert "ran out of time" in json.loads(proc.stdout)["systemMessage"]
+    events = [json.loads(line) for line in (tmp_path / ".rose" / "events.jsonl").read_text().splitlines()]
+    assert any(e["kind"] == "skip" and "budget" in e["reason"] for e in events)

@@ -142,8 +142,17 @@ def _overran(out: _Output, event_name: str, budget: float) -> None:
     text = json.dumps({"systemMessage": f"⋯ ROSE · {_what(event_name)} ran out of time ({budget:.0f}s): skipped "
                                         "this time"}, ensure_ascii=False)
     if out.write(text):
-        _log_skip(event_name, f"ran past its {budget:.1f}s budget", os.getcwd())
-        os._exit(0)
+        try:   # the answer is written: what is left is one structural line, waited for briefly, then the end
+            _log_skip(event_name, f"ran past its {budget:.1f}s budget", _cwd_or_none(), quick=True)
+        finally:
+            os._exit(0)
+
+
+def _cwd_or_none() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:   # the folder the hook ran in was removed under it
+        return None
 
 
 def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, cwd: Path | None = None) -> None:
@@ -332,8 +341,12 @@ def on_session_end(event: HookEvent) -> dict[str, Any]:
     return {}
 
 
-def _log_skip(event_name: str, reason: str, cwd: str) -> None:
-    """Best effort: a skipped hook is recorded in the events of the store of the hook's own folder (never raises)."""
+def _log_skip(event_name: str, reason: str, cwd: str | None, *, quick: bool = False) -> None:
+    """Best effort: a skipped hook is recorded in the events of the store of the hook's own folder (never raises).
+    `quick`: the watchdog's own line, after the hook's time is up: a reason of rose's own words (not redacted, so
+    the redactor is not imported now) and a short wait for the events lock."""
+    if cwd is None:
+        return
     try:
         from pathlib import Path
 
@@ -343,7 +356,7 @@ def _log_skip(event_name: str, reason: str, cwd: str) -> None:
         layers = Layers.discover(Path(cwd))
         if not layers.empty:
             store = layers.stores()[0]
-            store.bound_waits(1.0)
-            store.event(EventKind.SKIP, hook=event_name, reason=reason)
+            store.bound_waits(0.1 if quick else 1.0)
+            store.event(EventKind.SKIP, structural=quick, hook=event_name, reason=reason)
     except Exception:  # noqa: BLE001 - the log of a skip itself failed: there is nowhere left to log it, and the
         pass           # hook's answer (its systemMessage) already names the skip
