@@ -4,6 +4,7 @@ the version, the one-line errors without a traceback, and the demo."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,13 @@ def test_the_demo_runs(project: Path) -> None:
     out = run_rose("demo", cwd=project)
     assert out.returncode == 0, out.stderr
     assert "lessons" in out.stdout and "families" in out.stdout
+
+
+def test_a_cwd_that_is_no_directory_is_refused_before_anything_is_made(project: Path, tmp_path: Path) -> None:
+    a_file = project / "notes.txt"
+    a_file.write_text("x\n", encoding="utf-8")
+    for folder in (str(tmp_path / "no" / "such" / "folder"), str(a_file)):
+        out = run_rose_here("add", "Use uv for everything.", "--cwd", folder, cwd=project)
+        assert out.returncode == 2 and "not a directory" in out.stderr
+        assert run_rose_here("status", "--cwd", folder, cwd=project).returncode == 2
+    assert not (Path(os.environ["ROSE_HOME"]) / "projects").exists()   # no store was made for the typo

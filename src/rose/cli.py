@@ -91,17 +91,20 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_used(args: argparse.Namespace) -> int:
-    from rose.learn.attribute import report_use
+    from rose.learn.attribute import report_use, use_report_problems
 
     layers = _layers(args)
     owner = layers.require_any()[0]
     split = lambda values: [i for chunk in (values or []) for i in chunk.replace(",", " ").split() if i]  # noqa: E731
-    used, unused = report_use(owner, args.session, split(args.used) + list(args.refs or []), split(args.unused))
+    report = report_use(layers, owner, args.session, split(args.used) + list(args.refs or []), split(args.unused))
     if args.json:
-        _print_json({"session": args.session, "used": used, "unused": unused})
+        _print_json({"session": report.session, "used": report.used, "unused": report.unused,
+                     "unknown": report.unknown, "session_seen": report.session_seen})
     else:
-        print(f"recorded for session {args.session}: {len(used)} used, {len(unused)} unused")
-    return 0
+        print(f"recorded for session {report.session}: {len(report.used)} used, {len(report.unused)} unused")
+    for line in use_report_problems(report):
+        print(f"rose: {line}", file=sys.stderr)
+    return 1 if report.unknown else 0
 
 
 def cmd_conflicts(args: argparse.Namespace) -> int:
@@ -993,6 +996,10 @@ def dispatch(parser: argparse.ArgumentParser | None, args: argparse.Namespace) -
     request's environment (rose.warm.commands), so the environment is read through rose.environment."""
     if not getattr(args, "handler", None):
         (parser or build_parser()).print_help()
+        return 2
+    folder = getattr(args, "cwd", None)
+    if folder is not None and not Path(folder).is_dir():   # a typo would find (or make) a store for no repository
+        print(f"rose: --cwd {folder}: not a directory", file=sys.stderr)
         return 2
     try:
         return args.handler(args)

@@ -36,18 +36,58 @@ def served_in_session(owner: Store, session_id: str) -> list[str]:
     return list(read_session(owner, session_id).served_ever)
 
 
-def report_use(owner: Store, session_id: str, used: list[str], unused: list[str]) -> tuple[list[str], list[str]]:
+@dataclass
+class UseReport:
+    """What `rose used` recorded, and what it could not place."""
+    session: str
+    used: list[str]
+    unused: list[str]
+    unknown: list[str]   # names that are no ref of this session and no lesson in the stores: not recorded
+    session_seen: bool   # rose served this session something (else refs cannot be resolved, and ids may be a typo)
+
+
+def report_use(layers: Layers, owner: Store, session_id: str, used: list[str], unused: list[str]) -> UseReport:
     """`rose used`: the in-session report (ids or the pack-local refs M1, M2 the block showed). It wins over the
-    digest judge. Returns the lesson ids recorded (used, unused)."""
+    digest judge. Names that resolve to no lesson (a ref the session was never shown, an id no store holds) are
+    returned as unknown and not recorded: a credit for nothing would count as a report that was made."""
+    from rose.errors import RoseError
     from rose.store.sessions import resolve_refs
 
-    used_ids = resolve_refs(owner, session_id, used)
-    unused_ids = [i for i in resolve_refs(owner, session_id, unused) if i not in used_ids]
+    session_id = session_id.strip()
+    if not session_id:
+        raise RoseError("which session? name it (the session id the agent's hook was given)")
+    state = read_session(owner, session_id)
 
-    def put(state: SessionState) -> None:
-        state.reported = Reported(used=sorted(used_ids), unused=sorted(unused_ids), ts=now_iso())
-    update_session(owner, session_id, put)
-    return used_ids, unused_ids
+    def known(names: list[str]) -> tuple[list[str], list[str]]:
+        ids, unknown = [], []
+        for name in names:
+            found = resolve_refs(owner, session_id, [name])
+            if found and (found[0] in state.served_ever or layers.id_taken(found[0])):
+                ids += [i for i in found if i not in ids]
+            else:
+                unknown.append(name)
+        return ids, unknown
+
+    used_ids, unknown = known(used)
+    unused_ids, unknown_unused = known(unused)
+    unused_ids = [i for i in unused_ids if i not in used_ids]
+    if used_ids or unused_ids or not (used or unused):   # no names at all is a report too: nothing was used
+        def put(state: SessionState) -> None:
+            state.reported = Reported(used=sorted(used_ids), unused=sorted(unused_ids), ts=now_iso())
+        update_session(owner, session_id, put)
+    return UseReport(session_id, used_ids, unused_ids, unknown + unknown_unused,
+                     bool(state.served_ever or state.refs))
+
+
+def use_report_problems(report: UseReport) -> list[str]:
+    """What a person (or agent) reporting use should be told was not recorded."""
+    lines = []
+    if report.unknown:
+        lines.append(f"{', '.join(report.unknown)}: no lesson this session was shown and no lesson id in the stores;"
+                     " not recorded")
+    if not report.session_seen:
+        lines.append(f"rose has served nothing in a session {report.session!r}: check the session id")
+    return lines
 
 
 _MARKER = re.compile(r"^\s*" + re.escape(USED_MARKER) + r"\s*(.*)$", re.IGNORECASE | re.MULTILINE)

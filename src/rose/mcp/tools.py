@@ -148,24 +148,19 @@ def used(layers: Layers, refs: list[str], *, unused: list[str] | None = None, se
          env: Mapping[str, str] | None = None) -> Answer:
     """`rose used`. The session is the one named, else the one the agent started this server for (its variables);
     refs (M1, M2) mean something only within a session, so without one nothing is guessed."""
-    from rose.learn.attribute import report_use
+    from rose.learn.attribute import report_use, use_report_problems
 
     session = (session or "").strip() or session_from_env(env)
     if not session:
         raise RoseError("which session? pass `session` (the agent started this server without naming one)")
     split = lambda values: [i for v in (values or []) for i in str(v).replace(",", " ").split() if i]  # noqa: E731
     owner = layers.require_any()[0]
-    wanted = split(refs)
-    got_used, got_unused = report_use(owner, session, wanted, split(unused))
-    text = f"recorded for session {session}: {len(got_used)} used ({', '.join(got_used) or 'none'})"
-    if got_unused:
-        text += f", {len(got_unused)} unused"
-    from rose.store.sessions import resolve_refs
-
-    unknown = [name for name in wanted if not resolve_refs(owner, session, [name])]
-    if unknown:
-        text += f"; {', '.join(unknown)} named no lesson this session was shown"
-    return Answer(text, {"session": session, "used": got_used, "unused": got_unused, "unknown": unknown})
+    report = report_use(layers, owner, session, split(refs), split(unused))
+    text = f"recorded for session {session}: {len(report.used)} used ({', '.join(report.used) or 'none'})"
+    if report.unused:
+        text += f", {len(report.unused)} unused"
+    text = "; ".join([text, *use_report_problems(report)])
+    return Answer(text, {"session": session, "used": report.used, "unused": report.unused, "unknown": report.unknown})
 
 
 # -- resources -------------------------------------------------------------------------------------------------------
