@@ -680,3 +680,10 @@ def test_rose_init_keeps_the_personal_settings_where_the_repository_has_its_own(
     assert personal.config_path.read_bytes() == mine   # not thrown away: left where it was
     assert (repo / ".rose" / "config.yaml").read_text(encoding="utf-8") == "recall:\n  max_lessons: 3\n"
     layers.close()
+
+
+def test_text_that_is_no_time_never_becomes_the_latest_use() -> None:
+    state = usage.new_state()
+    for rid, stamp in (("r1", "2026-05-01T10:00:00Z"), ("r2", "zzzz-not-a-time"), ("r3", "2026-06-01T10:00:00Z")):
+        usage.fold(state, {"rid": rid, "at": stamp if rid != "r2" else "", "max": {"last_used": stamp}})
+    assert state["max"]["last_used"] == "2026-06-01T10:00:00Z"

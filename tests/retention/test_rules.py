@@ -94,6 +94,13 @@ def test_age_counts_from_the_last_material_use_else_creation() -> None:
     assert rules.age_days("", "not a time", NOW) == 0.0       # never aged out on a stamp it cannot read
 
 
+def test_a_use_stamped_in_the_future_keeps_no_lesson_young() -> None:
+    made = (NOW - timedelta(days=100)).isoformat().replace("+00:00", "Z")
+    assert rules.age_days("9999-12-31T00:00:00Z", made, NOW) == pytest.approx(100)
+    soon = (NOW + timedelta(hours=2)).isoformat().replace("+00:00", "Z")
+    assert rules.age_days(soon, made, NOW) == 0.0             # a clock a little ahead is a clock, not an attack
+
+
 # -- 3. watermarks and eviction ---------------------------------------------------------------------------------
 def test_the_soft_watermark_is_80_percent_of_the_hard_one() -> None:
     marks = rules.watermarks("project", "lesson")

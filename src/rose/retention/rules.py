@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from rose.typedrecord import Record
 
@@ -96,10 +96,15 @@ def _when(stamp: str) -> datetime | None:
     return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
+CLOCK_SKEW = timedelta(days=1)   # a time this far ahead of now is a clock's fault; further ahead, no time at all
+
+
 def age_days(last_used: str, created: str, now: datetime) -> float:
     """Days since the last material use, or since creation when it was never used. An unreadable time counts as
-    now: a record is never aged out on a stamp rose cannot read."""
-    when = _when(last_used) or _when(created)
+    now: a record is never aged out on a stamp rose cannot read. A use stamped in the future (a wrong clock, or a
+    committed usage line that would keep a lesson "just used" for ever) is no use: the age runs from creation."""
+    used = _when(last_used)
+    when = used if used is not None and used <= now + CLOCK_SKEW else _when(created)
     if when is None:
         return 0.0
     return max(0.0, (now - when).total_seconds() / 86400.0)

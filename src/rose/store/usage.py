@@ -220,6 +220,16 @@ def _later(a: str, b: str) -> bool:
         return a > b
 
 
+def _a_time(text: str) -> bool:
+    """Is this a time at all? Text that is not one (a hand-edited or hostile line) would win "the latest" by text
+    order and hold that place against every real time after it."""
+    try:
+        _when(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _when(text: str) -> datetime:
     when = datetime.fromisoformat(text.replace("Z", "+00:00"))
     return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
@@ -385,7 +395,7 @@ def fold(state: dict[str, Any], rec: dict[str, Any]) -> None:
     if part.__class__ is dict:
         latest = state["max"]
         for name, value in part.items():
-            if value.__class__ is str and _later(value, latest.get(name, "")):
+            if value.__class__ is str and _a_time(value) and _later(value, latest.get(name, "")):
                 latest[name] = value
     for op, present in (("del", False), ("add", True)):
         part = rec.get(op)
