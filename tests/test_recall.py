@@ -345,3 +345,25 @@ def test_the_judge_walk_is_given_the_routing_rules_within_their_cap(layers: Laye
     s.routing.max_tokens = 40   # the long rule does not fit: the cap binds
     recall(layers, "retry backoff", judge=judge_with(Scripted(handler=handler)), settings=s)
     assert seen and seen[0] == ["- When the task touches retries: read nodes/retry/ first"]
+
+
+def test_the_block_points_where_the_lessons_are_in_a_repository_without_its_own_store(tmp_path) -> None:
+    """A repository rose has never been set up in keeps its lessons in the user's store: the block names no
+    `.rose/` folder there, and the search it points to prints paths that are the lessons' files."""
+    import re
+    from pathlib import Path
+
+    from tests.conftest import run_rose_here
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    assert run_rose_here("add", "Always tag releases with the date.", "--title", "Release tags",
+                         cwd=repo).returncode == 0
+    layers = Layers.discover(repo)
+    assert layers.personal
+    block = recall(layers, "how do we tag releases", settings=Settings()).block
+    assert "Release tags" in block and ".rose/" not in block
+    found = run_rose_here("search", "tag", "releases", cwd=repo).stdout
+    paths = [Path(p) for p in re.findall(r"(/\S+\.md)", found)]
+    assert paths and all(p.is_file() for p in paths)
+    layers.close()
