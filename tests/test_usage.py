@@ -671,6 +671,18 @@ def test_rose_init_carries_the_users_settings_and_queued_learning_with_the_lesso
     again.close()
 
 
+def test_rose_init_tells_the_learner_where_the_queued_sessions_wait_now(tmp_path: Path) -> None:
+    from rose.learn import jobs
+    from tests.conftest import run_rose_here
+
+    repo, layers, personal = _personal_store_with_a_setting(tmp_path)
+    jobs.enqueue(personal, jobs.Job(jobs.JobKind.SESSION_END, "s1", str(tmp_path / "t.jsonl"), "claude", str(repo)))
+    jobs.mark_pending(personal)   # what the SessionEnd hook's request_learning leaves for the learner
+    layers.close()
+    assert run_rose_here("init", cwd=repo).returncode == 0
+    assert jobs.pending_roots() == [(repo / ".rose").resolve()]
+
+
 def test_rose_init_keeps_the_personal_settings_where_the_repository_has_its_own(tmp_path: Path) -> None:
     repo, layers, personal = _personal_store_with_a_setting(tmp_path)
     mine = personal.config_path.read_bytes()

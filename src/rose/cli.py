@@ -41,8 +41,13 @@ def _switched_off(args: argparse.Namespace) -> str | None:
 
 # -- commands -------------------------------------------------------------------------------------------------
 def cmd_init(args: argparse.Namespace) -> int:
+    from rose.learn.jobs import moved_store
+
     layers = _layers(args)
+    personal = layers.project.root if layers.personal and layers.project is not None else None
     store, moved = layers.init_project()
+    if personal is not None:
+        moved_store(personal, store)
     if args.json:
         _print_json({"root": str(store.root), "moved": moved})
     else:

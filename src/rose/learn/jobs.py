@@ -201,6 +201,14 @@ def clear_pending(root: Path) -> None:
         (pending_dir() / _mark_name(root.resolve())).unlink()
 
 
+def moved_store(old_root: Path, store: Store) -> None:
+    """`rose init` moved a repository's lessons and queued sessions from the user's store into `store`: the learner
+    is told where they wait now (the old store's mark named a queue that is empty)."""
+    clear_pending(old_root)
+    if queued(store):
+        mark_pending(store)
+
+
 def pending_roots() -> list[Path]:
     out = []
     folder = pending_dir()
