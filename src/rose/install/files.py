@@ -100,6 +100,7 @@ def apply(edits: Iterable[FileEdit]) -> list[FileChange]:
         if action is not FileAction.UNCHANGED:
             if edit.keep_backup and edit.before is not None and not backup.exists():
                 _write(backup, edit.before, mode_from=edit.path)
+                _ignore_locally(backup, True)
             if edit.after is None:
                 with contextlib.suppress(FileNotFoundError):
                     edit.path.unlink()
@@ -110,11 +111,37 @@ def apply(edits: Iterable[FileEdit]) -> list[FileChange]:
             if edit.drop_backup:
                 with contextlib.suppress(FileNotFoundError):
                     backup.unlink()
+                _ignore_locally(backup, False)
         changes.append(FileChange(edit.path, action, edit.detail, backup if backup.exists() else None))
     for folder in prune:  # after every edit: two files rose created may share the folder
         with contextlib.suppress(OSError):  # not empty, or gone: leave it
             folder.rmdir()
     return changes
+
+
+def _ignore_locally(backup: Path, ignored: bool) -> None:
+    """A backup inside a git work tree (a project-scope install) is named in that clone's own ignore list,
+    .git/info/exclude, which is never committed, so `git add -A` cannot commit it; the line goes with the backup.
+    Best effort: an ignore list rose cannot write leaves the backup as it is, untracked."""
+    for folder in backup.parents:
+        git = folder / ".git"
+        if git.is_dir():
+            break
+        if git.exists() or git.is_symlink():
+            return   # a linked worktree or submodule (.git a file): its ignore list lives elsewhere; left alone
+    else:
+        return
+    line = "/" + backup.relative_to(folder).as_posix()
+    exclude = git / "info" / "exclude"
+    try:
+        lines = exclude.read_text(encoding="utf-8").splitlines() if exclude.is_file() else []
+        if (line in lines) == ignored:
+            return
+        lines = [*lines, line] if ignored else [kept for kept in lines if kept != line]
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        _write(exclude, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"), mode_from=exclude)
+    except (OSError, UnicodeDecodeError):
+        pass
 
 
 def _mode(path: Path) -> int:
