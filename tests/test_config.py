@@ -172,3 +172,39 @@ def test_settings_from_the_environment_name_only_known_keys() -> None:
     env = {"ROSE_HOME": "/x", "ROSE_RECALL_SELECTOR": "hybrid", "ROSE_AGENT_BACKEND": "codex",
            "ROSE_RECALL_NO_SUCH_KNOB": "1", "PATH": "/bin"}
     assert config.env_overrides(env) == {"recall": {"selector": "hybrid"}, "agent": {"backend": "codex"}}
+
+
+HOSTILE_NUMBERS = [".nan", ".inf", "-.inf", "1e308", "-1", "1e12", "1.5e9", "-0.5"]
+
+
+@pytest.mark.parametrize("raw", HOSTILE_NUMBERS)
+def test_every_number_from_a_file_is_finite_and_in_range(tmp_path: Path, raw: str) -> None:
+    """Every integer and number in the schema, set to NaN, an infinity, a negative or an absurd size in a
+    repository's config.yaml (YAML's own spellings): each is a bad value named by its key, and its default stands."""
+    numeric = [k for k in config.knobs() if k.type in (int, float)]
+    assert len(numeric) > 40   # the whole schema, not a sample
+    by_section: dict[str, list[str]] = {}
+    for k in numeric:
+        by_section.setdefault(k.section, []).append(f"  {k.name}: {raw}")
+    path = tmp_path / "config.yaml"
+    path.write_text("".join(f"{section}:\n" + "\n".join(lines) + "\n" for section, lines in by_section.items()),
+                    encoding="utf-8")
+    settings = config.load([config.Source(path, own=lambda: False)])
+    bad = {p.key for p in settings.problems if p.kind is config.ProblemKind.BAD_VALUE}
+    assert [k.key for k in numeric if k.key not in bad] == []   # each one reported (doctor, the notice)...
+    assert [k.key for k in numeric if config.get(settings, k.key) != k.default] == []   # ...and its default used
+
+
+def test_numbers_in_range_are_kept_and_every_default_is_in_its_own_range() -> None:
+    for k in config.knobs():
+        if k.type in (int, float):
+            assert config.coerce(k, k.default) == k.default, k.key
+            assert config.coerce(k, str(k.default)) == k.default, k.key
+    lock = config._knob("recall.lock_wait_s")
+    assert config.coerce(lock, "2.5") == 2.5
+    with pytest.raises(ConfigError, match="from 0 to 60"):
+        config.coerce(lock, "1e308")
+    with pytest.raises(ConfigError, match="finite"):
+        config.coerce(lock, "nan")
+    with pytest.raises(ConfigError, match="from 0 to 1"):
+        config.coerce(config._knob("credit.withhold_rate"), "1.5")

@@ -74,7 +74,10 @@ def test_a_broken_store_fails_open(taught: Path) -> None:
 
 
 @pytest.mark.parametrize("text", ["recall: {max_pack_tokens: lots}\n", "recall: {from_a_newer_rose: 1}\n",
-                                  "recall: [unclosed\n", "- just\n- a list\n"])
+                                  "recall: [unclosed\n", "- just\n- a list\n",
+                                  # numbers that reached int() and SQLite's busy timeout: every prompt failed
+                                  "recall: {lock_wait_s: .nan}\n", "recall: {lock_wait_s: 1e308}\n",
+                                  "recall: {lock_wait_s: -1}\n", "recall: {deadline_s: .inf}\n"])
 def test_a_config_rose_cannot_use_never_costs_recall(taught: Path, text: str) -> None:
     """A teammate on an older rose keeps its memory when a newer rose adds a key; the notice says so once."""
     (taught / ".rose" / "config.yaml").write_text(text, encoding="utf-8")

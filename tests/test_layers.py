@@ -17,6 +17,7 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "rose"
 SPLIT = {"rose.store.atomic": "store.files", "rose.store.frontmatter": "store.files", "rose.store.paths": "store.files",
+         "rose.store.reader": "store.files",
          "rose.warm.client": "warm.client", "rose.warm.server": "warm.server",
          "rose.warm.commands": "warm.commands", "rose.warm.watch": "warm.watch",
          "rose.hooks": "hooks.spec", "rose.hooks.adapters": "hooks.spec", "rose.retention.rules": "retention.rules",
@@ -69,7 +70,7 @@ ALLOWED: dict[str, set[str]] = {
     "search": {"recall", "retention", "store"},
     "report": {"credit", "retention", "routing", "store"},
     "render": set(),
-    "doctor": {"install", "judge", "learn", "store", "trust", "warm.client"},
+    "doctor": {"install", "judge", "learn", "routing", "store", "trust", "warm.client"},
     "defect": {"config", "doctor", "learn", "redact", "render", "store"},
     "evalrecall": {"config", "judge", "recall"},
     "view": {"learn", "store"},

@@ -1,7 +1,7 @@
 """A rebuild holds more of the full-text tables' new words in memory (FTS5's 'hashsize', Index._fts_hash_size):
 fewer segments, the same answers. Queries answer exactly as they do after a rebuild under FTS5's default, the
 tables' config reads as a fresh table's afterwards, and the setting changes where the words lie (so these
-comparisons can fail); files are read by store._read_bytes, byte for byte as Path.read_bytes reads them."""
+comparisons can fail); files are read by rose.store.reader.read_bytes, byte for byte as Path.read_bytes reads them."""
 from __future__ import annotations
 
 import sqlite3
@@ -11,7 +11,8 @@ import pytest
 
 from rose.store import Layers, Store
 from rose.store import index as index_module
-from rose.store import store as store_module
+from rose.errors import UnsafeFile
+from rose.store import reader
 from tests.support.gen_store import TOPICS, make_nodes
 
 QUERIES = [w for words in TOPICS.values() for w in words] + [
@@ -97,13 +98,14 @@ def test_after_a_rebuild_the_connection_writes_with_the_default_hash_size(layers
 def test_read_bytes_reads_what_path_read_bytes_reads(tmp_path: Path, size: int) -> None:
     path = tmp_path / "lesson.md"
     path.write_bytes(bytes((i * 7 + 3) % 256 for i in range(size)))
-    assert store_module._read_bytes(path) == path.read_bytes()
+    assert reader.read_bytes(path) == path.read_bytes()
 
 
 def test_read_bytes_raises_what_path_read_bytes_raises(tmp_path: Path) -> None:
-    for target in (tmp_path / "missing.md", tmp_path):
-        with pytest.raises(OSError) as ours:
-            store_module._read_bytes(target)
-        with pytest.raises(OSError) as theirs:
-            target.read_bytes()
-        assert type(ours.value) is type(theirs.value)
+    with pytest.raises(OSError) as ours:
+        reader.read_bytes(tmp_path / "missing.md")
+    with pytest.raises(OSError) as theirs:
+        (tmp_path / "missing.md").read_bytes()
+    assert type(ours.value) is type(theirs.value)
+    with pytest.raises(UnsafeFile, match="is a directory"):   # an OSError too, refused before any read
+        reader.read_bytes(tmp_path)

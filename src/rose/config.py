@@ -23,10 +23,22 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def knob(default: Any, reason: str, *, privileged: bool = False) -> Any:
+# Every number a setting takes is finite and in a range (a file is untrusted: `.nan`, `1e308` or `-1` there would
+# otherwise reach int(), a division or SQLite's busy timeout and cost every prompt its recall). The default range
+# is what any count, budget or duration can mean; a setting narrows it where its meaning does (a share, a wait).
+LOW = 0
+INT_HIGH = 1_000_000_000      # a count or a budget: no store holds a billion of anything
+FLOAT_HIGH = 1e9              # seconds, days, weights: finite, and far from any C int's edge once scaled
+SHARE = 1.0                   # the top of a fraction, a rate, a probability, a weight
+
+
+def knob(default: Any, reason: str, *, privileged: bool = False, low: float = LOW,
+         high: float | None = None) -> Any:
     """One setting. `privileged`: it chooses a program rose runs, an endpoint it calls, a credential it sends or a
-    backend; such a setting is honoured only from the user's own config (see `Source`), never from a repository."""
-    return field(default=default, metadata={"reason": reason, "privileged": privileged})
+    backend; such a setting is honoured only from the user's own config (see `Source`), never from a repository.
+    `low`, `high`: the range a number must fall in (inclusive; high by default INT_HIGH or FLOAT_HIGH), or the
+    value is a bad value, reported, and the default stands."""
+    return field(default=default, metadata={"reason": reason, "privileged": privileged, "low": low, "high": high})
 
 
 class Selector(str, enum.Enum):
@@ -85,7 +97,7 @@ class RecallSettings(Record):
     selector_timeout_s: float = knob(6.0, "Deadline of one selector call, within recall.deadline_s; past it recall "
                                      "falls back to the next selector.")
     lock_wait_s: float = knob(0.5, "Longest the prompt hook waits for a store lock or a busy index before serving "
-                              "what it can without it (and saying so).")
+                              "what it can without it (and saying so).", high=60.0)
     candidates: int = knob(20, "Candidates the no-model search hands to a selector.")
     rrf_k: int = knob(20, "Reciprocal rank fusion constant: larger flattens the rank curve (20 ranked best, bench).")
     dense_weight: float = knob(0.2, "Weight of the dense list in fusion (lexical is 1.0): the offline model helps on "
@@ -112,24 +124,27 @@ class CompressionSettings(Record):
     min_successes: int = knob(2, "Recalls attributed as used on successful work before a compression attempt.")
     cooldown_s: float = knob(3600.0, "Minimum time between two compression attempts on one lesson.")
     replay_k: int = knob(5, "Regression episodes replayed to validate a candidate.")
-    max_token_ratio: float = knob(0.75, "A candidate must be at most this fraction of the original's tokens.")
-    heldout_fraction: float = knob(0.3, "Share of episodes never used to accept a compression, replayed after.")
+    max_token_ratio: float = knob(0.75, "A candidate must be at most this fraction of the original's tokens.",
+                                  high=SHARE)
+    heldout_fraction: float = knob(0.3, "Share of episodes never used to accept a compression, replayed after.",
+                                   high=SHARE)
     under_report_ratio: float = knob(0.9, "A candidate below this fraction of the original that declares no dropped "
-                                          "claim is under-reported.")
+                                          "claim is under-reported.", high=SHARE)
 
 
 class DescentSettings(Record):
     """descent.*: how a dropped claim is ranked for re-attaching."""
-    w_judge: float = knob(0.60, "Weight of the model's usefulness ranking of a dropped claim.")
-    w_prior: float = knob(0.28, "Weight of the claim's Laplace-smoothed rescue rate (observed outcome).")
-    w_cost: float = knob(0.12, "Penalty per (normalised) token of re-attaching the claim.")
+    w_judge: float = knob(0.60, "Weight of the model's usefulness ranking of a dropped claim.", high=SHARE)
+    w_prior: float = knob(0.28, "Weight of the claim's Laplace-smoothed rescue rate (observed outcome).", high=SHARE)
+    w_cost: float = knob(0.12, "Penalty per (normalised) token of re-attaching the claim.", high=SHARE)
     repair_after_rescues: int = knob(3, "A claim that rescued the same node this often is folded back into its body.")
 
 
 class CreditSettings(Record):
     """credit.*: withholding served lessons to measure whether they help."""
     withhold_rate: float = knob(0.1, "Chance per session that a lesson which would be served is withheld, to measure "
-                                "whether it helps (never twice in a row, at most 0.5; 0 switches withholding off).")
+                                "whether it helps (never twice in a row, at most 0.5; 0 switches withholding off).",
+                                high=SHARE)
     withhold_user_rules: bool = knob(False, "Also withhold rules you stated yourself (quoted from your words, or "
                                      "taught with rose add); off, they are always served.")
     min_samples: int = knob(20, "Sessions each arm (served, withheld) needs before a lesson can be found harmful "
@@ -150,12 +165,12 @@ class EvolutionSettings(Record):
     min_samples: int = knob(30, "Matched sessions in shadow before a trial opens, and samples per arm before a trial "
                             "is judged (bench/bench_credit.py).")
     max_trial_uses: int = knob(250, "Treatment sessions after which a trial with no decision retires as inconclusive.")
-    noise_margin: float = knob(0.05, "Pass-rate gain a candidate must exceed to be promoted.")
+    noise_margin: float = knob(0.05, "Pass-rate gain a candidate must exceed to be promoted.", high=SHARE)
     cost_allowance: float = knob(0.10, "Relative extra API calls per session a candidate may add at no gain (and the "
                                  "saving an equal-pass-rate candidate must show).")
     cost_per_gain: float = knob(1.0, "Relative extra API calls each unit of pass-rate gain buys.")
     active_control_rate: float = knob(0.1, "Share of an active artifact's matched sessions kept as its control, so it "
-                                      "must keep beating it.")
+                                      "must keep beating it.", high=SHARE)
     stale_days: float = knob(90.0, "An artifact with no trigger match for this many days retires as stale.")
     distill_interval_h: float = knob(24.0, "Least time between two store-mode distills over the whole hot store.")
 
@@ -220,6 +235,8 @@ class Knob(Record, frozen=True):
     default: Any
     reason: str
     privileged: bool = False
+    low: float = LOW
+    high: float | None = None   # None: INT_HIGH for an integer, FLOAT_HIGH for a number
 
     @property
     def section(self) -> str:
@@ -255,7 +272,8 @@ def _section_knobs(section: str) -> tuple[Knob, ...]:
     for f in fields(section_type):
         default = f.default if f.default is not MISSING else None
         out.append(Knob(f"{section}.{f.name}", hints[f.name], default, f.metadata.get("reason", ""),
-                        bool(f.metadata.get("privileged", False))))
+                        bool(f.metadata.get("privileged", False)), f.metadata.get("low", LOW),
+                        f.metadata.get("high")))
     return tuple(out)
 
 
@@ -321,19 +339,30 @@ def coerce(knob: Knob, value: Any) -> Any:
             number = float(value)
         except (TypeError, ValueError):
             raise bad from None
-        if not number.is_integer():
+        if not number.is_integer():   # NaN and infinities too
             raise bad
-        return int(number)
+        return _in_range(knob, int(number), value)
     if t is float:
         if isinstance(value, bool):
             raise bad
         try:
-            return float(value)
+            number = float(value)
         except (TypeError, ValueError):
             raise bad from None
+        if number != number or number in (float("inf"), float("-inf")):
+            raise ConfigError(f"{knob.key}: expected a finite number, got {value!r}")
+        return _in_range(knob, number, value)
     if isinstance(value, (dict, list)):
         raise bad
     return "" if value is None else str(value)
+
+
+def _in_range(knob: Knob, number: Any, given: Any) -> Any:
+    high = knob.high if knob.high is not None else (INT_HIGH if knob.type is int else FLOAT_HIGH)
+    if not knob.low <= number <= high:
+        shown = f"{high:g}" if isinstance(high, float) else f"{high}"
+        raise ConfigError(f"{knob.key}: expected {knob.type_name} from {knob.low:g} to {shown}, got {given!r}")
+    return number
 
 
 def get(settings: Settings, key: str) -> Any:
@@ -458,14 +487,23 @@ def privileged_keys(overrides: Any) -> list[str]:
     return out
 
 
-def read_overrides(path: Path) -> dict[str, Any]:
-    """One file's overrides; ConfigError when it is not YAML or not a mapping (`rose config set` refuses it)."""
-    if not path.exists():
+def read_overrides(path: Path, within: Path | str | None = None) -> dict[str, Any]:
+    """One file's overrides; ConfigError when it is not YAML or not a mapping (`rose config set` refuses it), or
+    not a regular file of at most reader.SMALL bytes (a FIFO is never waited on). A link is followed only to a
+    file inside `within`: by default the file's own store; the user's own global file may link anywhere ("/")."""
+    from rose.store import reader
+
+    try:
+        text = reader.read_text(path, reader.SMALL, within=path.parent if within is None else within,
+                                errors="replace")
+    except FileNotFoundError:
         return {}
+    except OSError as exc:   # UnsafeFile (a FIFO, device, folder, a link out of the store, too big), or no access
+        raise ConfigError(f"{path}: {getattr(exc, 'reason', None) or exc.strerror or exc}") from None
     from rose.store.frontmatter import load_yaml
 
     try:
-        data = load_yaml(path.read_text(encoding="utf-8", errors="replace"))
+        data = load_yaml(text)
     except Exception as exc:  # noqa: BLE001 - any parse failure is the user's file, reported as such
         raise ConfigError(f"{path}: {_yaml_reason(exc)}") from None
     if data is None:
@@ -483,9 +521,9 @@ def _yaml_reason(exc: Exception) -> str:
     return f"not valid YAML{where}: {' '.join(str(what).split())}"
 
 
-def _read_tolerant(path: Path) -> tuple[Any, list[Problem]]:
+def _read_tolerant(path: Path, within: str | None = None) -> tuple[Any, list[Problem]]:
     try:
-        return read_overrides(path), []
+        return read_overrides(path, within), []
     except ConfigError as exc:
         reason = str(exc).removeprefix(f"{path}: ")
         return None, [Problem(str(path), "", ProblemKind.UNREADABLE, f"{reason}; the whole file is skipped")]
@@ -504,8 +542,9 @@ def load(paths: list[Path | Source], cache: Path | None = None, env: Any = None)
     raw = _cached_overrides(files, cache) if cache is not None else None
     if raw is None:
         raw = []
-        for path in files:
-            data, read_problems = _read_tolerant(path)
+        for source in sources:   # the global store's own file (own=True, not a trust check) may be a dotfile link
+            data, read_problems = _read_tolerant(source.path, "/" if source.own is True else None)
+            path = source.path
             raw.append((str(path), data, [p.to_dict() for p in read_problems]))
         if cache is not None:
             _store_overrides(files, cache, raw)
@@ -537,8 +576,10 @@ def _cached_overrides(paths: list[Path], cache: Path) -> list[tuple[str, Any, li
     import json
 
     try:
-        data = json.loads(cache.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        from rose.store import reader
+
+        data = json.loads(reader.read_text(cache, reader.RECORD))   # a FIFO or a link there: no cache, never a hang
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("version") != CACHE_VERSION \
             or data.get("fingerprint") != _fingerprint(paths):

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from rose import envvars
 from rose.errors import RoseError
+from rose.store import reader
 from rose.store import Layers
 
 MAX_MATCHES = 200          # events and lines quoted per source, newest kept
@@ -154,10 +155,10 @@ def _configuration(layers: Layers) -> Section:
     for source in layers.config_sources():
         whose = "your own" if source.is_own() else "the repository's, not trusted"
         lines += ["", f"`{source.path}` ({whose}):", ""]
-        try:
-            text = source.path.read_text(encoding="utf-8", errors="replace")
+        try:   # as config.read_overrides reads it: a FIFO, a device or a link out of the store is never read
+            text = reader.read_text(source.path, reader.SMALL, within=source.path.parent, errors="replace")
         except OSError as exc:
-            lines.append(f"(cannot be read: {exc.strerror or exc})")
+            lines.append(f"(cannot be read: {getattr(exc, 'reason', None) or exc.strerror or exc})")
             continue
         lines += ["```yaml", redact(text).rstrip() or "(empty)", "```"]
     env = sorted(k for k in os.environ if k.startswith("ROSE_"))
@@ -198,7 +199,7 @@ def _log_lines(layers: Layers) -> list[tuple[str, str]]:
                 continue
             seen.add(path)
             try:
-                for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                for line in reader.read_text(path, reader.LOG, errors="replace").splitlines():
                     out.append((str(path), line))
             except OSError:
                 continue

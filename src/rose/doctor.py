@@ -96,6 +96,10 @@ def _store_checks(layers: Layers) -> list[Check]:
         _episodes, bad = store.episodes()
         for problem in bad:
             out.append(Check("corrupt episode", Level.WARN, f"{problem} (skipped, left as is)"))
+        from rose.routing import load_rules
+
+        for path, reason in load_rules([store.routing_dir])[1]:
+            out.append(Check("corrupt rule", Level.WARN, f"{path}: {reason} (skipped, left as is)"))
     return out
 
 

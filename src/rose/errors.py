@@ -7,6 +7,7 @@ one line, fit to show as is; the CLI prints it as ``rose: <message>``.
     ├── NodeNotFound                   an id that no store holds
     ├── CorruptFile                    a node/episode file that cannot be parsed (path + reason; never rewritten)
     ├── UnsafeStore                    a repository's .rose/ holding a symlink where rose reads or writes
+    ├── UnsafeFile (OSError)           a store file that is a link, a FIFO, a device, a folder or too big: not read
     ├── ConfigError                    an unknown key or a value of the wrong type (names the key and the type)
     ├── LockTimeout                    another process held the store lock for too long
     ├── JudgeFailure(kind=FailureKind) a model call that did not yield a valid answer (fail closed; see rose.judge)
@@ -45,6 +46,7 @@ from enum import Enum
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook path imports this module: no typing or pathlib at run time
+    from os import PathLike
     from pathlib import Path
 
 
@@ -75,6 +77,17 @@ class UnsafeStore(RoseError):
                          "there (they could make it write outside the repository); this repository is left alone "
                          "until the link is replaced by a real folder or file")
         self.path = path
+
+
+class UnsafeFile(RoseError, OSError):
+    """A file in a store that rose will not read: a symbolic link (out of the store), a FIFO, socket, device or
+    folder, or more bytes than such a file can hold (rose.store.reader). An OSError, so every reader that skips an
+    unreadable file skips this one too; refused before any byte is read, so nothing blocks or fills memory."""
+
+    def __init__(self, path: PathLike[str] | str, reason: str):
+        super().__init__(f"{path} {reason}")
+        self.path = path
+        self.reason = reason
 
 
 class CorruptFile(RoseError):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rose.errors import RoseError, RuleRefused
+from rose.errors import RoseError, RuleRefused, UnsafeFile
 from rose.model import now_iso
 from rose.tokens import estimate
 from rose.typedrecord import Record, field
@@ -120,10 +120,20 @@ def load_rules(routing_dirs: list[Path]) -> tuple[list[Rule], list[tuple[Path, s
             from rose.store.frontmatter import load_yaml
 
             try:
-                rules.append(Rule.from_dict(load_yaml(path.read_text(encoding="utf-8"))))
+                rules.append(Rule.from_dict(load_yaml(read_rule(path))))
+            except UnsafeFile as exc:   # a FIFO, a device, a folder, a link out of the store, too big: never read
+                problems.append((path, exc.reason))
             except Exception as exc:  # noqa: BLE001 - a broken rule file is reported and skipped
                 problems.append((path, f"not a routing rule: {exc}"))
     return rules, problems
+
+
+def read_rule(path: Path) -> str:
+    """A rule file's text, as rose.store.reader reads what a repository commits: a regular file of at most
+    reader.SMALL bytes, a link followed only inside the store (UnsafeFile otherwise)."""
+    from rose.store import reader
+
+    return reader.read_text(path, reader.SMALL, within=path.parent.parent)
 
 
 def within_cap(rules: list[Rule], max_tokens: int) -> list[Rule]:
@@ -183,7 +193,10 @@ def update_rule(routing_dir: Path, rule_id: str, change) -> Rule | None:
     with file_lock(routing_dir.parent / "locks" / f"routing-{rule_id}.lock", timeout_s=5.0):
         if not path.is_file():
             return None
-        rule = Rule.from_dict(load_yaml(path.read_text(encoding="utf-8")))
+        try:
+            rule = Rule.from_dict(load_yaml(read_rule(path)))
+        except UnsafeFile:   # nothing rose can update in place: the file stays as it is
+            return None
         change(rule)
         write_text_atomic(path, dump_yaml(rule.to_dict()))
         return rule

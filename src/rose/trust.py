@@ -34,7 +34,9 @@ def digest(path: Path) -> str | None:
     import hashlib   # here: ~8 ms (OpenSSL's library), and `rose doctor` needs it only for a pinned config
 
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        from rose.store import reader   # what config.read_overrides would read, or nothing: no FIFO waited on
+
+        return hashlib.sha256(reader.read_bytes(path, reader.SMALL, within=path.parent)).hexdigest()
     except OSError:
         return None
 

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rose.model import Origin, Status
+from rose.store import reader
 
 if TYPE_CHECKING:
     from rose.compress.graph import Graph
@@ -176,8 +177,8 @@ def serve_rate(episode_dirs: list[Path], node_id: str) -> float | None:
     hits = total = 0
     for _mtime, path in recent:
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(reader.read_text(path, reader.RECORD))   # no FIFO, device or link: skipped
+        except (OSError, ValueError, RecursionError):
             continue
         if not isinstance(data, dict):
             continue

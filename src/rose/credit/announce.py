@@ -59,8 +59,10 @@ def take_announcements(owner: Store) -> str:
 
 
 def _load(path: Any) -> list[dict[str, str]]:
+    from rose.store import reader
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(reader.read_text(path, reader.RECORD))
+    except (OSError, ValueError, RecursionError):   # UnsafeFile too: a FIFO or a link there is never read
         return []
     return [p for p in data if isinstance(p, dict)] if isinstance(data, list) else []

@@ -20,8 +20,10 @@ YAML, the redactor or a model.
 from __future__ import annotations
 
 import json
+import os
 import re
 
+from rose.store import reader
 from rose.credit.decide import SERVED, WITHHELD, Arm, Credit, Rules, should_withhold, verdict
 
 TYPE_CHECKING = False
@@ -84,9 +86,12 @@ def is_user_rule(store: Store, row: Any) -> bool:
     while row is not None and seen < MAX_HOPS:
         seen += 1
         try:
-            with open(store.root / row.path, "rb") as handle:
-                head = handle.read(HEAD_BYTES).decode("utf-8", "replace")
-        except OSError:
+            fd, _st = reader.open_regular(store.root / row.path)   # a regular file, no link: no FIFO waited on
+            try:
+                head = os.read(fd, HEAD_BYTES).decode("utf-8", "replace")
+            finally:
+                os.close(fd)
+        except OSError:   # UnsafeFile too
             return True    # unreadable: treat as the user's, which is never withheld by default
         found = _ORIGIN_RE.search(head)
         origin = found.group(1) if found else "manual"
@@ -152,7 +157,7 @@ def _decide(store: Store, items: list[Item], record: SessionState, settings: Set
 
 def _read(path: Any) -> dict[str, str]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(reader.read_text(path, reader.RECORD))
+    except (OSError, ValueError, RecursionError):   # UnsafeFile too: a FIFO or a link there is never read
         return {}
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}

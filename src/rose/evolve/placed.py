@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 from rose.evolve.registry import Artifact, read
+from rose.store import reader
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,9 +55,9 @@ def render(a: Artifact, *, generated: bool = True) -> str:
 
 def ours(path: Path, artifact_id: str | None = None) -> bool:
     """Is `path` a file rose generated (for `artifact_id`, when given)?"""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
+    try:   # a repository's file: a regular one and no link (UnsafeFile), so a FIFO there is never waited on
+        text = reader.read_text(path, reader.RECORD)
+    except (OSError, UnicodeDecodeError):
         return False
     for line in text.splitlines():
         if line.startswith(MARKER):
@@ -84,7 +85,7 @@ def sync(layers: Layers, enabled: bool) -> list[str]:
                     continue   # authored (or another record's): generated behaviour never overwrites it
                 text = render(a)
                 try:
-                    if not target.exists() or target.read_text(encoding="utf-8") != text:
+                    if not target.exists() or reader.read_text(target, reader.RECORD) != text:
                         target.parent.mkdir(parents=True, exist_ok=True)
                         write_text_atomic(target, text)
                         changed.append(f"wrote {target}")

@@ -20,6 +20,7 @@ from pathlib import Path
 from rose import errors
 from rose.evolve.decide import ArmStats
 from rose.evolve.screen import Proposal
+from rose.store import reader
 from rose.typedrecord import Record, field
 
 TYPE_CHECKING = False
@@ -131,7 +132,7 @@ def read(store: Store) -> list[Artifact]:
     """The records (empty when there is no registry, or it cannot be read). One stat when there is none."""
     path = registry_path(store)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(reader.read_text(path, reader.RECORD))
     except FileNotFoundError:
         return []
     except (OSError, ValueError):
@@ -145,7 +146,7 @@ def read(store: Store) -> list[Artifact]:
 
 def _readable(path: Path) -> bool:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(reader.read_text(path, reader.RECORD))
     except FileNotFoundError:
         return True
     except (OSError, ValueError):

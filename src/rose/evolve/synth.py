@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from rose.evolve.registry import Artifact, RegistryUnreadable, State, artifact_id, editing, read
 from rose.evolve.screen import Proposal, authored_skills, screen
 from rose.model import MemoryType, Node, Origin, Outcome, Status, now_iso
+from rose.store import reader
 from rose.store.events import EventKind
 
 if TYPE_CHECKING:
@@ -173,7 +174,7 @@ def remember_store(store: Store) -> None:
 
 def _read_list(path: Path) -> list[str]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(reader.read_text(path, reader.RECORD))
     except (OSError, ValueError):
         return []
     return [str(x) for x in data] if isinstance(data, list) else []
@@ -226,7 +227,7 @@ def distill(layers: Layers, judge: Judge, settings: Settings, *, force: bool = F
         return ""
     marker = global_root() / "evolution" / DISTILL_FILE
     try:
-        last = float(json.loads(marker.read_text(encoding="utf-8")).get("at", 0))
+        last = float(json.loads(reader.read_text(marker, reader.RECORD)).get("at", 0))
     except (OSError, ValueError, AttributeError):
         last = 0.0
     if not force and time.time() - last < settings.evolution.distill_interval_h * 3600:

@@ -23,11 +23,13 @@ def settings_local(project_root: Path) -> Path:
 
 
 def _load(path: Path) -> dict[str, Any] | None:
-    try:
-        text = path.read_text(encoding="utf-8")
+    from rose.store import reader
+
+    try:   # the repository's .claude/settings.local.json: a regular file, no link out of the repository
+        text = reader.read_text(path, reader.RECORD, within=path.parent.parent)
     except FileNotFoundError:
         return {}
-    except OSError:
+    except (OSError, UnicodeDecodeError):   # UnsafeFile too: a file rose cannot read is never rewritten
         return None
     try:
         data = json.loads(text) if text.strip() else {}

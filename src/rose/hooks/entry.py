@@ -291,9 +291,11 @@ def _with_config_note(owner: Any, settings: Any, notice: str) -> str:
     digest = hashlib.sha256("\n".join(p.line() for p in settings.problems).encode("utf-8", "replace")).hexdigest()
     marker = owner.root / "cache" / "config-notice.json"
     try:
-        if json.loads(marker.read_text(encoding="utf-8")).get("announced") == digest:
+        from rose.store import reader
+
+        if json.loads(reader.read_text(marker, reader.RECORD)).get("announced") == digest:   # no FIFO waited on
             return notice
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         pass
     try:
         owner.write_json(marker, {"announced": digest}, structural=True)

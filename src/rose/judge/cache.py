@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from rose.model import now_iso
+from rose.store import reader
 
 FORMAT = 1
 DEFAULT_MAX_ENTRIES = 5000
@@ -54,8 +55,8 @@ class JudgeCache:
 
     def _read(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError):
+            data = json.loads(reader.read_text(self.path, reader.LOG))
+        except (OSError, ValueError, UnicodeDecodeError, RecursionError):   # UnsafeFile too: never read
             return {"format": FORMAT, "seq": 0, "entries": {}}
         if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("entries"), dict):
             return {"format": FORMAT, "seq": 0, "entries": {}}
@@ -66,7 +67,7 @@ class JudgeCache:
     def get(self, key: str) -> Any | None:
         """The stored answer (raw JSON) or None. The caller re-validates it; an invalid one is a miss."""
         try:
-            raw = self.path.read_bytes()
+            raw = reader.read_bytes(self.path, reader.LOG)   # a FIFO, device or link there: a miss
         except OSError:
             return None
         if _HEAD_LINE.fullmatch(raw[: raw.find(b"\n") + 1]):
@@ -107,7 +108,7 @@ class JudgeCache:
         """(seq, [(json-encoded key, seq, whole entry line)]) without parsing the answers. A file in another layout
         is parsed whole and re-encoded; a line of the wrong shape is dropped."""
         try:
-            raw = self.path.read_bytes()
+            raw = reader.read_bytes(self.path, reader.LOG)   # a FIFO, device or link there: an empty cache
         except OSError:
             raw = b""
         rows = raw.split(b"\n")

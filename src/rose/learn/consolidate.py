@@ -13,6 +13,7 @@ time a backend answers: nothing a user teaches is dropped.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -87,8 +88,14 @@ def project_description(layers: Layers) -> str:
     readme = next((root / n for n in ("README.md", "README.rst", "README") if (root / n).exists()), None)
     head = ""
     if readme is not None:
-        try:
-            head = " ".join(readme.read_text(encoding="utf-8", errors="replace").split())[:300]
+        from rose.store import reader
+
+        try:   # the repository's file: a regular one, no link out of it (a FIFO would hold the learner for ever)
+            fd, _st = reader.open_regular(readme, within=root)
+            try:
+                head = " ".join(os.read(fd, 4096).decode("utf-8", "replace").split())[:300]
+            finally:
+                os.close(fd)
         except OSError:
             head = ""
     return f"repository {root.name}" + (f": {head}" if head else "")

@@ -28,6 +28,7 @@ from pathlib import Path
 from rose import envvars
 from rose.model import now_iso
 from rose.store import Store
+from rose.store import reader
 from rose.store.atomic import write_text_atomic
 from rose.typedrecord import Record, asdict, field
 
@@ -110,7 +111,7 @@ def queued(store: Store) -> list[tuple[Path, Job]]:
     if store.queue_dir.is_dir():
         for path in sorted(store.queue_dir.glob("*.json"), key=_mtime):
             try:
-                out.append((path, Job.from_dict(json.loads(path.read_text(encoding="utf-8")))))
+                out.append((path, Job.from_dict(json.loads(reader.read_text(path, reader.RECORD)))))
             except (OSError, ValueError, KeyError, TypeError):
                 continue  # a torn job file is skipped; doctor lists the folder
     return out
@@ -142,7 +143,7 @@ def dead(store: Store) -> list[tuple[Path, Job]]:
     if folder.is_dir():
         for path in sorted(folder.glob("*.json")):
             try:
-                out.append((path, Job.from_dict(json.loads(path.read_text(encoding="utf-8")))))
+                out.append((path, Job.from_dict(json.loads(reader.read_text(path, reader.RECORD)))))
             except (OSError, ValueError, KeyError, TypeError):
                 continue
     return out
@@ -151,19 +152,15 @@ def dead(store: Store) -> list[tuple[Path, Job]]:
 def log_line(store: Store, text: str) -> None:
     from rose.redact import redact
 
-    import stat
-
     line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {redact(text)}\n".encode("utf-8", "replace")
     try:
         store.logs_dir.mkdir(parents=True, exist_ok=True)
         if os.path.islink(store.logs_dir):   # a repository's link: the log would land wherever it points
             return
         # never through a link, never blocked by a FIFO: a committed .rose/logs/learner.log is the repository's
-        fd = os.open(store.logs_dir / "learner.log",
-                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+        fd = reader.open_append(store.logs_dir / "learner.log")
         try:
-            if stat.S_ISREG(os.fstat(fd).st_mode):
-                os.write(fd, line)
+            os.write(fd, line)
         finally:
             os.close(fd)
     except OSError:
@@ -215,7 +212,7 @@ def pending_roots() -> list[Path]:
     if folder.is_dir():
         for path in sorted(folder.glob("*.json"), key=_mtime):
             try:
-                out.append(Path(json.loads(path.read_text(encoding="utf-8"))["root"]))
+                out.append(Path(json.loads(reader.read_text(path, reader.RECORD))["root"]))
             except (OSError, ValueError, KeyError, TypeError):
                 with contextlib.suppress(OSError):
                     path.unlink()   # a torn mark names nothing; its store is marked again by its next hook

@@ -93,9 +93,17 @@ def append(path: Path, lines: list[dict[str, Any]]) -> None:
 def read(path: Path) -> dict[str, Entry]:
     """The catalog folded: the live entry of every id whose last operation is an `archive`. Lines that do not
     parse are skipped (a torn last line, a merge gone wrong): the folder, not the catalog, is the truth."""
+    from rose.errors import UnsafeFile
+    from rose.store import reader
+
     try:
-        data = path.read_bytes()
+        data = reader.read_bytes(path, reader.LOG)   # a regular file only, bounded: never a FIFO or a device
     except FileNotFoundError:
+        return {}
+    except UnsafeFile as exc:   # read as empty, and said: the folder is the truth
+        from rose.store.events import note_skips
+
+        note_skips(path.parent.parent / "events.jsonl", "archive catalog", [exc.reason], 1.0)
         return {}
     live: dict[str, Entry] = {}
     for raw in data.split(b"\n"):

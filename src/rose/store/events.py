@@ -11,8 +11,10 @@ from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
 
+from rose.errors import UnsafeFile
 from rose.model import now_iso
 from rose.store.atomic import file_lock
+from rose.store.reader import LOG, open_append, read_text
 from rose.typedrecord import Record, field
 
 TYPE_CHECKING = False
@@ -62,8 +64,16 @@ def append(path: Path, kind: EventKind, *, structural: bool = False, lock_timeou
                 os.replace(path, path.with_name(path.stem + ".1" + path.suffix))
         except FileNotFoundError:
             pass
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(line)
+        try:
+            fd = open_append(path)   # a regular file only: no FIFO waited on, no link written through
+        except UnsafeFile:
+            return   # telemetry only: a log that is not a file (a checkout's FIFO or device) loses the line
+        try:
+            view = memoryview(line.encode("utf-8"))
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
 
 
 def note_skips(path: Path, what: str, reasons: list[str], lock_timeout_s: float) -> None:
@@ -84,16 +94,17 @@ def read(path: Path, kind: str | None = None, limit: int | None = None) -> Itera
     files = [path.with_name(path.stem + ".1" + path.suffix), path]
     selected: list[dict[str, Any]] = []
     for f in files:
-        if not f.exists():
+        try:   # a regular file only, bounded: a FIFO, a device or a link a checkout left there is never read
+            text = read_text(f, LOG, errors="replace")
+        except OSError:
             continue
-        with open(f, encoding="utf-8", errors="replace") as handle:
-            for raw in handle:
-                try:
-                    event = json.loads(raw)
-                except json.JSONDecodeError:
-                    continue
-                if isinstance(event, dict) and (kind is None or event.get("kind") == kind):
-                    selected.append(event)
+        for raw in text.split("\n"):   # not splitlines: a line's text may hold U+2028
+            try:
+                event = json.loads(raw)
+            except (json.JSONDecodeError, RecursionError):
+                continue
+            if isinstance(event, dict) and (kind is None or event.get("kind") == kind):
+                selected.append(event)
     if limit is not None:
         selected = selected[-limit:]
     yield from selected

@@ -23,10 +23,12 @@ import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
+from rose.errors import UnsafeFile
 from rose.model import SERVABLE as model_servable
 from rose.model import Status
 from rose.retention.rules import effective_importance, preview
-from rose.store import bm25, usage
+from rose.store import bm25, reader, usage
+from rose.store.events import note_skips
 from rose.store.pool import Pool, identity
 from rose.store.archive import is_cold_path
 from rose.store.usage import View
@@ -1178,7 +1180,15 @@ class Index:
         with self._transaction():
             mark = self._usage_mark()
             try:
-                handle = open(path, "rb")  # noqa: SIM115 - closed below
+                # a regular file only (a FIFO's open and read would wait for ever), at most reader.LOG bytes new
+                fd, st = reader.open_regular(path)
+                if st.st_size - (mark["offset"] if mark is not None else 0) > reader.LOG:
+                    os.close(fd)
+                    raise UnsafeFile(path, f"grew by more than the {reader.LOG} bytes rose folds at once: not read")
+                handle = os.fdopen(fd, "rb")
+            except UnsafeFile as exc:   # folded as far as it was; the lessons' files still say what they hold
+                note_skips(Path(self.root) / "events.jsonl", "usage log", [exc.reason], self.busy_timeout_s)
+                return set(), mark["offset"] if mark is not None else 0
             except FileNotFoundError:
                 if mark is None:
                     return set(), 0

@@ -149,7 +149,7 @@ def _move_lessons(source: Store, target: Store) -> int:
                 _union_lines(target, dest, data)
                 path.unlink()
                 continue
-            if dest.exists() and dest.read_bytes() != data:
+            if dest.exists() and _bytes_or_none(dest, target.root) != data:
                 kept += 1          # a different file of that name is there already: this one stays where it is
                 continue
             if not dest.exists():
@@ -164,6 +164,18 @@ def _move_lessons(source: Store, target: Store) -> int:
     if not kept:
         shutil.rmtree(source.root, ignore_errors=True)   # what is left is machine-local and derived
     return moved
+
+
+def _bytes_or_none(path: Path, root: Path) -> bytes | None:
+    """A file of the target store as rose.store.reader reads it; None for one it refuses (a FIFO, a device, a link
+    out of the store, too big), which then counts as a different file in the way."""
+    from rose.errors import UnsafeFile
+    from rose.store import reader
+
+    try:
+        return reader.read_bytes(path, reader.LOG, within=root)
+    except UnsafeFile:
+        return None
 
 
 def _move_settings(source: Store, target: Store) -> int:
@@ -182,10 +194,15 @@ def _move_settings(source: Store, target: Store) -> int:
         return 0
     if mine == fresh:
         return 0
+    from rose.errors import UnsafeFile
+    from rose.store import reader
+
     try:
-        theirs: bytes | None = target.config_path.read_bytes()
+        theirs: bytes | None = reader.read_bytes(target.config_path, reader.SMALL, within=target.root)
     except FileNotFoundError:
         theirs = None
+    except UnsafeFile:
+        return 1   # something rose does not read is there (a FIFO, a link out): the personal file stays
     if theirs not in (None, fresh, mine):
         return 1
     write_bytes_atomic(target.config_path, mine)
@@ -212,8 +229,10 @@ def _union_lines(target: Store, dest: Path, data: bytes) -> None:
     """Append to an append-only log of the target the lines of `data` it lacks (what git's union merge does)."""
     from rose.store.atomic import write_bytes_atomic
 
+    from rose.store import reader
+
     with target.lock():
-        have = dest.read_bytes()
+        have = reader.read_bytes(dest, reader.LOG, within=target.root)   # UnsafeFile for a FIFO: never waited on
         known = set(have.splitlines())
         extra = [line for line in data.splitlines() if line.strip() and line not in known]
         if extra:

@@ -74,14 +74,13 @@ import errno
 import json
 import os
 import re
-import stat
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from rose.errors import CorruptFile, NodeNotFound, RoseError
+from rose.errors import CorruptFile, NodeNotFound, RoseError, UnsafeFile
 from rose.model import Scope, Status, new_episode_id, new_node_id, valid_episode_id, valid_node_id
-from rose.store import archive, events, usage
+from rose.store import archive, events, reader, usage
 from rose.store.atomic import (LOCK_TIMEOUT_S, FileBatch, file_lock, move_file, write_text_atomic)
 from rose.store.index import Index, IndexRow, SyncReport
 from rose.terminal import visible
@@ -295,40 +294,13 @@ def _clean_stamp() -> bytes:
     return _CLEAN_STAMP[0]
 
 
-_READ_CHUNK = 1 << 16
-
-
-def _read_bytes(path: Path | str, flags: int = 0) -> bytes:
-    """A file's bytes by os.open / os.read: half the CPU of Path.read_bytes (no buffered file object, no
-    io.open machinery; about 5 against 10 us a lesson file), the same bytes and the same OSErrors. `flags`: more
-    os.open flags (O_NOFOLLOW)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | flags)
-    try:
-        first = os.read(fd, _READ_CHUNK)
-        if len(first) < _READ_CHUNK:   # most lesson files: one read, then the empty read that says the end
-            rest = os.read(fd, _READ_CHUNK)
-            if not rest:
-                return first
-            chunks = [first, rest]
-        else:
-            chunks = [first]
-        while chunk := os.read(fd, _READ_CHUNK):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 _PREAD = hasattr(os, "pread")   # what the splice of a file rose wrote reads with (rose.store.splice.FileView)
 
 
 def _read_fd(fd: int) -> bytes:
-    """A just-opened file's bytes, in one read of the size fstat gives (index.md: one 8.6 MB read at 50,000
-    lessons, not 130 chunks and a join), then reads until the end (it may have grown)."""
-    chunks = [os.read(fd, os.fstat(fd).st_size + 1)]
-    while chunk := os.read(fd, _READ_CHUNK):
-        chunks.append(chunk)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    """index.md's bytes from its open descriptor, in one read of the size fstat gives (one 8.6 MB read at 50,000
+    lessons, not 130 chunks and a join), then reads until the end (it may have grown), at most reader.LOG."""
+    return reader.read_fd("index.md", fd, os.fstat(fd), reader.LOG)
 
 
 _CLEAN_HASH: list[Any] = []   # [stamp, a blake2b that has taken it in]: copied per file, not fed the stamp again
@@ -539,9 +511,11 @@ class Store:
     def _read_node_file(self, path: Path | str, data: bytes | None = None) -> tuple[Node, dict[str, Any]]:
         """read_node_file, with the frontmatter mapping the node was read from (`path` as text: the index's)."""
         try:
-            text = (Path(path).read_bytes() if data is None else data).decode("utf-8")  # bytes: keep \r\n exactly
+            text = (reader.read_bytes(path) if data is None else data).decode("utf-8")  # bytes: keep \r\n exactly
         except UnicodeDecodeError:
             raise CorruptFile(Path(path), "not valid UTF-8 text") from None
+        except UnsafeFile as exc:
+            raise CorruptFile(Path(path), exc.reason) from None
         try:
             return _parse_node_with(text)
         except ValueError as exc:
@@ -586,7 +560,10 @@ class Store:
 
         Most lessons hold no usage of their own and have none logged: the view of their usage (which would read
         every usage field's default, to say it is empty) is not made (_load's `for_index`)."""
-        data = _read_bytes(path)
+        try:
+            data = reader.read_bytes(path)   # a regular file only, bounded: a huge one is a corrupt lesson
+        except UnsafeFile as exc:
+            raise ValueError(exc.reason) from None
         rel = self._rel(path)
         digest = _clean_digest(data)
         try:
@@ -961,9 +938,9 @@ class Store:
         if not os.access(path, os.F_OK):   # a new lesson's miss without an exception raised and caught (~15 us)
             return None
         try:
-            data = _read_bytes(path)   # os.open: no pathlib open (and no Path made for a miss)
+            data = reader.read_bytes(path)   # os.open: no pathlib open (and no Path made for a miss)
             node = self.read_node_file(Path(path), data)
-        except (CorruptFile, FileNotFoundError):
+        except (CorruptFile, FileNotFoundError, UnsafeFile):
             return None   # nothing readable there: the save writes the file whole, as it always did
         return _OnDisk(usage.meaning(node), node.body, usage.view_of(node))
 
@@ -982,10 +959,10 @@ class Store:
         """A store made before usage.jsonl existed gets the union-merge line on its first usage write."""
         path = self.gitattributes_path
         try:
-            text = path.read_text(encoding="utf-8")
+            text = reader.read_text(path, reader.SMALL)
         except FileNotFoundError:
             text = None
-        except (OSError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError):   # UnsafeFile too: a FIFO or a link there is never read
             self._attributes_checked = True
             return   # the user's own file, unreadable to us: left alone
         if text is None:
@@ -1072,8 +1049,13 @@ class Store:
         rows.sort(key=_index_md_row_key)   # the order of the lines as written (a family shown visible may differ from
         lines = [INDEX_MD_HEADER, ""]      # the index's); the rows come sorted, so this is one pass
         lines += [_index_md_line(*r) for r in rows]
-        self._index_md_written(write_spliced(self.index_md_path, [("\n".join(lines) + "\n").encode(
-            "utf-8", "surrogatepass")]))
+        try:
+            st = write_spliced(self.index_md_path, [("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")])
+        except (IsADirectoryError, NotADirectoryError) as exc:   # a folder a checkout left at index.md: derived,
+            # so unwritten is only stale; the debt stays owed and the lesson itself is saved
+            events.note_skips(self.events_path, "index.md", [f"not written: {exc.strerror}"], self.wait_s)
+            return
+        self._index_md_written(st)
 
     def _index_md_written(self, st: os.stat_result) -> None:
         """index.md is what the index lists: its debt is paid, and the file's stamp kept, by which the next write
@@ -1113,15 +1095,14 @@ class Store:
         try:
             # never through a link: a repository's index.md pointing at another store's (~/.rose/index.md has
             # the same header) would have that catalogue's lines copied into this one; the whole rewrite
-            # replaces the link instead
-            fd = os.open(self.index_md_path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+            # replaces the link instead; nor a FIFO, device or folder (rose.store.reader), which would block or
+            # never end
+            fd, st = reader.open_regular(self.index_md_path)
         except OSError:
             self._write_index_md()
             return
         try:
-            st = os.fstat(fd)
-            if (isinstance(ids, dict) and _PREAD and stat.S_ISREG(st.st_mode)
-                    and stamp(st) == self.index.index_md_stamp()):
+            if isinstance(ids, dict) and _PREAD and stamp(st) == self.index.index_md_stamp():
                 try:
                     whole_file = None
                     if len(ids) > _FIND_EACH:   # a batch: the file read once, its bisections run in memory
@@ -1242,8 +1223,10 @@ class Store:
         from rose.records import Episode
 
         try:
-            return Episode.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (ValueError, TypeError, AttributeError) as exc:
+            return Episode.from_dict(json.loads(reader.read_text(path, reader.RECORD, within=self.root)))
+        except UnsafeFile as exc:   # a FIFO, a device, a folder, a link out of the store, too big: never read
+            raise CorruptFile(path, exc.reason) from None
+        except (ValueError, TypeError, AttributeError, RecursionError) as exc:
             raise CorruptFile(path, f"not a valid episode: {exc}") from None
 
     def episodes(self) -> tuple[list[Episode], list[CorruptFile]]:
@@ -1259,10 +1242,13 @@ class Store:
     # -- machine-local state ---------------------------------------------------------------------------------
     def read_json(self, path: Path, default: Any) -> Any:
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            return json.loads(reader.read_text(path, reader.RECORD, within=self.root))
         except FileNotFoundError:
             return default
-        except (ValueError, UnicodeDecodeError):
+        except UnsafeFile as exc:   # a FIFO, device, folder or link a checkout left there: never read
+            events.note_skips(self.events_path, self._rel(path), [exc.reason], self.wait_s)
+            return default
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return default  # machine-local scratch: a torn or foreign file is replaced, never fatal
 
     def write_json(self, path: Path, data: Any, *, structural: bool = False) -> None:

@@ -348,7 +348,9 @@ def append(path: os.PathLike[str] | str, records: list[dict[str, Any]]) -> None:
     data = encode(records)
     if not data:
         return
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    from rose.store.reader import open_append
+
+    fd = open_append(path, read=True)   # a regular file only: a FIFO or a device is refused (UnsafeFile)
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
