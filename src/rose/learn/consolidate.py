@@ -10,6 +10,10 @@
 
 With no backend (or a call that fails), the lesson is stored at once, marked unreconciled, and reconciled the next
 time a backend answers: nothing a user teaches is dropped.
+
+A project lesson never edits a global one (`may_edit`): what refines a global lesson is kept in the project under
+it, a duplicate of one changes nothing, and a contradiction disputes only the project's lesson. Otherwise one
+repository's text would reach every other through the user's global lessons.
 """
 from __future__ import annotations
 
@@ -57,6 +61,7 @@ class NewLesson:
     from_user: bool = True            # rests on the user's own words (a rule, a correction, `rose add`)
     scope: Scope | None = None        # an explicit choice (the user's --scope) skips the scope judgement
     quote: str = ""                   # the user's verbatim words it rests on (checked in code), for the scope call
+    user_turn: str = ""               # the whole (redacted) message the quote is from: its context, for the scope call
     seed: str = ""                    # what it was learned from: a second run of the same job finds it stored
 
 
@@ -72,7 +77,7 @@ class Result:
         n = self.node
         text = {
             Action.STORED: f"stored {n.id if n else ''} in a new family {n.family if n else ''}",
-            Action.DUPLICATE: f"duplicate of {self.matched}: nothing stored, the hit was recorded",
+            Action.DUPLICATE: f"duplicate of {self.matched}: nothing stored",
             Action.REFINED: f"refines {self.matched}: folded into {n.id if n else ''} and patched onto its ancestors",
             Action.CONTRADICTS: f"contradicts {self.matched}: both kept and marked disputed",
             Action.SPECIALISES: f"specialises {self.matched}: stored {n.id if n else ''} under it",
@@ -145,7 +150,8 @@ def decide_scope(layers: Layers, new: NewLesson, judge: Judge) -> tuple[Scope, s
         return Scope.PROJECT, "learned from repository content alone: project-scoped"
     answer = judge.ask(calls.SCOPE, calls.ScopeRequest(lesson=calls.Lesson("", new.title, new.body),
                                                         project=project_description(layers),
-                                                        user_words=new.quote or new.body),
+                                                        user_words=new.quote or new.body,
+                                                        user_turn=new.user_turn),
                        stage=Stage.CONSOLIDATION)
     return Scope(answer.scope.value), f"scope judgement: {answer.reason}"
 
@@ -188,8 +194,20 @@ def _reconcile(new: NewLesson, existing: Node, judge: Judge) -> tuple[Relation, 
     return answer.relation, answer.reason, answer.question or ""
 
 
+def may_edit(store: Store, scope: Scope) -> bool:
+    """Whether a lesson of `scope` may change (fold into, count a hit on, dispute) a lesson in `store`: only where
+    it could itself be stored. A project lesson (repository content, or the user's words the scope judgement kept to
+    this repository) never changes the user's global lessons."""
+    return store.scope is not Scope.GLOBAL or scope is Scope.GLOBAL
+
+
+KEPT_OFF_GLOBAL = "a project lesson never edits a global one"
+
+
 def _apply(layers: Layers, new: NewLesson, scope: Scope, scope_reason: str, relation: Relation, reason: str,
            question: str, store: Store, existing: Node) -> Result:
+    if not may_edit(store, scope):
+        return _beside_global(layers, new, scope, scope_reason, relation, reason, question, store, existing)
     if relation is Relation.DUPLICATE:
         def hit(n: Node) -> None:
             n.evidence = list(dict.fromkeys(n.evidence + new.evidence))
@@ -219,6 +237,22 @@ def _apply(layers: Layers, new: NewLesson, scope: Scope, scope_reason: str, rela
         return Result(Action.SPECIALISES, node, new_store, existing.id, reason)
     node, new_store = _store(layers, new, scope, scope_reason, family=_new_family(layers, new))
     return Result(Action.STORED, node, new_store)
+
+
+def _beside_global(layers: Layers, new: NewLesson, scope: Scope, scope_reason: str, relation: Relation, reason: str,
+                   question: str, store: Store, existing: Node) -> Result:
+    """A project lesson related to a global one: stored in the project (or not at all), the global one untouched."""
+    if relation is Relation.DUPLICATE:
+        return Result(Action.DUPLICATE, existing, store, existing.id, f"{reason} ({KEPT_OFF_GLOBAL}: no hit recorded)")
+    if relation is Relation.CONTRADICTS:
+        node, new_store = _store(layers, new, scope, scope_reason, family=existing.family, status=Status.DISPUTED,
+                                 conflict=question or reason, disputes=[existing.id])
+        return Result(Action.CONTRADICTS, node, new_store, existing.id,
+                      f"{reason} (only this project's lesson is disputed: {KEPT_OFF_GLOBAL})")
+    # refines or specialises: the project's detail is kept under the global lesson, for this project alone
+    node, new_store = _store(layers, new, scope, scope_reason, family=existing.family, parents=[existing.id])
+    why = reason if relation is Relation.SPECIALISES else f"{reason} (kept in this project under it: {KEPT_OFF_GLOBAL})"
+    return Result(Action.SPECIALISES, node, new_store, existing.id, why)
 
 
 def fold_refinement(store: Store, matched: Node, new: NewLesson) -> Node:
@@ -307,6 +341,9 @@ def _already_known(layers: Layers, new: NewLesson) -> Result | None:
                 continue
             existing = store.get(node_id)
             if _normal(existing.body) == body:
+                if not may_edit(store, new.scope or Scope.PROJECT):   # its scope is not judged yet: the project's
+                    return Result(Action.DUPLICATE, existing, store, node_id,
+                                  f"the same text is stored already ({KEPT_OFF_GLOBAL}: no hit recorded)")
                 def hit(n: Node) -> None:
                     n.evidence = list(dict.fromkeys(n.evidence + new.evidence))
                     if new.quote and new.evidence:
@@ -374,6 +411,8 @@ def reconcile_pending(layers: Layers, judge: Judge, settings: Settings, limit: i
             results.append(Result(Action.STORED, store.get(node.id), store))
             continue
         relation, reason, question, existing_store, existing = verdict
+        if relation is Relation.REFINES and not may_edit(existing_store, node.scope):
+            relation = Relation.SPECIALISES   # kept in the project under the global lesson, which stays as it was
         if relation is Relation.DUPLICATE:
             _archive(store, node.id, f"duplicate of {existing.id}")
             results.append(Result(Action.DUPLICATE, existing, existing_store, existing.id, reason))
@@ -391,7 +430,8 @@ def reconcile_pending(layers: Layers, judge: Judge, settings: Settings, limit: i
                 n.status, n.conflict = Status.DISPUTED, conflict
                 n.disputes = list(dict.fromkeys([*n.disputes, other]))
             store.update(node.id, mine)
-            existing_store.update(existing.id, theirs)
+            if may_edit(existing_store, node.scope):
+                existing_store.update(existing.id, theirs)
             results.append(Result(Action.CONTRADICTS, store.get(node.id), store, existing.id, reason))
         else:  # specialises
             def under(n: Node, parent: str = existing.id, family: str = existing.family) -> None:

@@ -1,7 +1,8 @@
 """Minting: what a session taught, grounded in what was actually said (seed 003's extraction, checked in code).
 
     lessons       only user corrections and stated rules, at most 3, each with a verbatim user quote that must be
-                  found, in code, in a real user turn, and then pass the verify call
+                  found, in code, in a real user turn, state the rule (`ungrounded`: three words or more, one of
+                  them the lesson's), and then pass the verify call
     orientation   how the subject works: cites 1-4 real user or tool messages, verified
     experience    150-600 words in four sections, with the session's outcome and 1-6 evidence handles, behind a
                   value gate, verified
@@ -10,6 +11,7 @@ Assistant prose is never evidence. A check that does not answer rejects the cand
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +29,13 @@ CONFIDENCE = {"high": 0.9, "medium": 0.6}
 EXPERIENCE_MIN_TOOL_RESULTS = 8                  # value gate for an outcome-unknown trajectory (seed 003)
 EXPERIENCE_MIN_TOKENS = 8000
 MESSAGE_TEXT_CAP = 4000                          # per message sent to extract; quotes are checked on the full text
+QUOTE_MIN_WORDS = 3                              # "yes", "do it", "wrong": a reply, not a rule
+TURN_CONTEXT_CHARS = 1500                        # of the quoted message either side of the quote, for the scope call
+# a word is a run of letters or digits; a CJK character is a word by itself (those scripts write no spaces)
+_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_]+")
+# words a reply or a rule's framing is made of: they show no subject the quote and the lesson share
+_FRAMING = frozenset("always never every instead again yes yeah okay sure thanks right wrong good fine like thing "
+                     "things really actually just dont stuff".split())
 
 
 @dataclass
@@ -92,6 +101,10 @@ def mint(layers: Layers, conversation: Any, judge: Judge, settings: Settings, *,
             if n is None:
                 report.rejected.append(Rejected(lesson.title, "quote is not the user's words verbatim"))
                 continue
+            why = ungrounded(lesson.quote, lesson.title, lesson.body)
+            if why:
+                report.rejected.append(Rejected(lesson.title, why))
+                continue
             why = verified(f"{lesson.title}: {lesson.body}", [handle(session_id, n)])
             if why:
                 report.rejected.append(Rejected(lesson.title, why))
@@ -100,6 +113,7 @@ def mint(layers: Layers, conversation: Any, judge: Judge, settings: Settings, *,
                 body=lesson.body, title=lesson.title, tags=list(lesson.tags), origin=Origin.EXTRACTION,
                 importance=IMPORTANCE[lesson.confidence.value], confidence=CONFIDENCE[lesson.confidence.value],
                 evidence=[handle(session_id, n)], from_user=True, quote=lesson.quote, outcome=outcome,
+                user_turn=shown(_around(conversation.messages[n].text, lesson.quote, TURN_CONTEXT_CHARS)),
                 seed=f"lesson|{session_id}|{n}|{lesson.quote}|{lesson.title}"), judge, settings))
 
     for record in answer.orientation:
@@ -136,6 +150,43 @@ def mint(layers: Layers, conversation: Any, judge: Judge, settings: Settings, *,
     owner.event(EventKind.LEARN, session=session_id, decision=report.decision, minted=report.minted,
                 rejected=[f"{r.what}: {r.reason}" for r in report.rejected])
     return report
+
+
+def ungrounded(quote: str, title: str, body: str) -> str | None:
+    """Why a verbatim quote cannot ground this lesson, or None. A quote grounds a lesson when it states the rule:
+    three words or more, and a word of its subject in the lesson's title or body (a word counted by its first four
+    letters, so tests/testing match; stop words and a reply's framing never count). A one-word reply found in a user
+    turn ("yes") would otherwise carry whatever the extractor wrote, from the repository's text, as the user's rule."""
+    words = _WORD.findall(quote)
+    if len(words) < QUOTE_MIN_WORDS:
+        return (f"the quote is {len(words)} word{'s' if len(words) != 1 else ''}: too short to state a rule "
+                f"(at least {QUOTE_MIN_WORDS})")
+    if not _subject(words) & _subject(_WORD.findall(f"{title} {body}")):
+        return "the quote shares no word with the lesson: it does not state it"
+    return None
+
+
+def _subject(words: list[str]) -> set[str]:
+    from rose.words import STOPWORDS
+
+    out = set()
+    for w in words:
+        w = w.lower().replace("'", "")
+        if w not in STOPWORDS and w not in _FRAMING:
+            out.add(w[:4])
+    return out
+
+
+def _around(text: str, quote: str, chars: int) -> str:
+    """The message the quote was found in, or `chars` of it either side of the quote when it is longer."""
+    if len(text) <= 2 * chars:
+        return text
+    head = next((w for w in quote.split() if len(w) > 3), quote.strip()[:20])
+    at = text.find(head)
+    if at < 0:
+        return text[:2 * chars]
+    start = max(0, at - chars)
+    return ("…" if start else "") + text[start:at + len(quote) + chars] + "…"
 
 
 def _experience_worth_asking(outcome: Outcome, stats: Any) -> bool:

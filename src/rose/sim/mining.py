@@ -83,7 +83,8 @@ class MiningBackend(SimBackend):
                                         f"Change to {fact.topic}", quote, "medium"))
         elif roll < self.mining.wrong + self.mining.useless and quote:
             self._count("useless")
-            lessons.append(self._lesson(f"Note from {session}: {self.mine_rng.choice(GENERIC)}",
+            # it names the prompt's subject, as a real one does (a quote sharing no word with it grounds nothing)
+            lessons.append(self._lesson(f"Note from {session} on {quote}: {self.mine_rng.choice(GENERIC)}",
                                         f"Note from {session}", quote, "medium"))
         if needed and tools and self.mine_rng.random() < self.mining.orientation:
             fact = self.mine_rng.choice(needed)

@@ -13,7 +13,7 @@ from rose.model import Outcome, Scope
 
 # -- extract -------------------------------------------------------------------------------------------------------
 
-EXTRACT_VERSION = 1
+EXTRACT_VERSION = 2
 MAX_LESSONS = 3                 # one strong lesson beats three weak ones
 MAX_ORIENTATION = 3
 EXPERIENCE_WORDS = (150, 600)   # an experience record's length, all four sections together
@@ -137,7 +137,8 @@ reading the code do not qualify, and nothing already in the existing lessons lis
 First decide: LEARN if at least one such lesson exists, else NONE (then `lessons` is empty). Return at most
 {MAX_LESSONS} lessons: one strong lesson beats three weak ones. Each carries `quote`: the user's own words copied
 verbatim (exact characters) from one user message that states or corrects it; a lesson without a verbatim quote is
-not a lesson. confidence: high for a direct correction, medium for a stated preference. scope: global only when it is
+not a lesson. The quote states the rule itself, at least three words naming its subject: "yes", "do it" or "wrong"
+alone ground nothing. confidence: high for a direct correction, medium for a stated preference. scope: global only when it is
 clearly about how this user works everywhere or about a tool used anywhere; project otherwise.
 
 Orientation (descriptive: how the subject works, key decisions, constraints), independent of the decision: at most
