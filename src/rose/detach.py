@@ -22,7 +22,8 @@ def spawn_detached(argv: list[str], log: Path, cwd: Path | None = None, *, keep_
     from rose import environment, envvars
 
     env = environment.child({envvars.CHILD: "1", **(extra_env or {})})
-    log.parent.mkdir(parents=True, exist_ok=True)
+    from rose.store.atomic import private_dir
+    private_dir(log.parent)
     if hasattr(os, "posix_spawn"):
         # the log may sit in a shared runtime folder: never follow a symlink planted where it should be
         actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),

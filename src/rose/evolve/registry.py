@@ -166,7 +166,8 @@ def editing(store: Store) -> Iterator[list[Artifact]]:
             raise RegistryUnreadable(f"{path} is not a registry rose can read: left as it is")
         items = read(store)
         yield items
-        folder(store).mkdir(parents=True, exist_ok=True)
+        from rose.store.atomic import private_dir
+        private_dir(folder(store))
         ignore = folder(store) / ".gitignore"
         if not ignore.exists():
             write_text_atomic(ignore, "# Written by rose: generated behaviour is machine-local until you promote it\n*\n")

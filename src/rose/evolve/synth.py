@@ -168,7 +168,8 @@ def remember_store(store: Store) -> None:
     if root not in known:
         from rose.store.atomic import write_text_atomic
 
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from rose.store.atomic import private_dir
+        private_dir(path.parent)
         write_text_atomic(path, json.dumps([*known, root][-500:]))
 
 
@@ -232,7 +233,8 @@ def distill(layers: Layers, judge: Judge, settings: Settings, *, force: bool = F
         last = 0.0
     if not force and time.time() - last < settings.evolution.distill_interval_h * 3600:
         return ""
-    marker.parent.mkdir(parents=True, exist_ok=True)
+    from rose.store.atomic import private_dir
+    private_dir(marker.parent)
     write_text_atomic(marker, json.dumps({"at": time.time()}))
     stores: list[Store] = list(layers.stores())
     seen = {str(s.root.resolve()) for s in stores}
