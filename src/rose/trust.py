@@ -78,10 +78,9 @@ def is_trusted(path: Path) -> bool:
 
 
 def _write(data: dict[str, dict[str, str]]) -> None:
-    from rose.store.atomic import write_text_atomic
+    from rose.store.atomic import private_dir, write_text_atomic
 
     target = _trust_path()
-    from rose.store.atomic import private_dir
     private_dir(target.parent)
     write_text_atomic(target, json.dumps(data, indent=1, sort_keys=True) + "\n", mode=0o600)
 

@@ -215,3 +215,22 @@ def test_trust_pins_another_user_wrote_pin_nothing(project: Path, other, isolate
     pins = Path(os.environ["ROSE_HOME"]) / trust.TRUST_FILE
     os.chown(pins, other.uid, other.gid)
     assert not trust.is_trusted(config_file)
+
+
+def test_records_of_the_users_own_word_are_read_only_from_files_only_they_could_write(project: Path, other) -> None:
+    """`rose off`'s list and the evolution's list of stores are the user's own records (rose writes them 0600):
+    one another user owns, or one open to others, is not the user's word."""
+    from rose.evolve import synth
+    from rose.store.layers import OFF_FILE, global_root, switch, switched_off
+
+    assert switch(project, on=False) and switched_off(project) is not None
+    off = global_root() / OFF_FILE
+    os.chown(off, other.uid, other.gid)
+    assert switched_off(project) is None
+    stores = global_root() / "evolution" / synth.STORES_FILE
+    stores.parent.mkdir(parents=True, exist_ok=True)
+    stores.write_text(json.dumps([str(project / ".rose")]))
+    stores.chmod(0o644)
+    assert synth._read_list(stores) == []
+    stores.chmod(0o600)
+    assert synth._read_list(stores) == [str(project / ".rose")]

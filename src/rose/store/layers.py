@@ -63,9 +63,11 @@ def switched_off(repository: Path) -> str | None:
 
     if (repository / OFF_MARKER).exists():
         return f"{repository / OFF_MARKER} exists"
-    try:
-        data = json.loads((global_root() / OFF_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    from rose.store import reader
+
+    try:   # rose writes it 0600: one another user made or could rewrite is not the user's word
+        data = json.loads(reader.read_private(global_root() / OFF_FILE, reader.RECORD))
+    except (OSError, ValueError, RecursionError):
         return None
     if isinstance(data, dict) and os.path.realpath(repository) in data.get("off", []):
         return "switched off with `rose off`"
