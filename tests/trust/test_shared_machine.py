@@ -234,3 +234,18 @@ def test_records_of_the_users_own_word_are_read_only_from_files_only_they_could_
     assert synth._read_list(stores) == []
     stores.chmod(0o600)
     assert synth._read_list(stores) == [str(project / ".rose")]
+
+
+def test_the_users_own_store_for_a_repository_open_to_others_is_refused(project: Path) -> None:
+    """A repository without a .rose/ gets the user's own store for it, under the global store: the same rule."""
+    from rose.store.layers import personal_root, repository_root
+
+    add = run_rose("add", "Mine for this repository.", "--title", "Mine", cwd=project)
+    assert add.returncode == 0, add.stderr
+    mine = personal_root(repository_root(project))
+    assert (mine.stat().st_mode & 0o777) == 0o700
+    (mine / "config.yaml").write_text(EVIL)
+    mine.chmod(0o777)
+    layers = _settings(project)
+    assert layers.project is None and layers.refused is not None and f"chmod go-w {mine}" in layers.refused
+    assert layers.settings().agent.claude_command == "claude"

@@ -286,7 +286,9 @@ class Layers(Record):
         if project_root is None and refused is None:
             mine = personal_root(repository_root(cwd))
             if (mine / "nodes").is_dir():
-                project_root, personal = mine, True
+                refused = own_store_problem(mine)   # the user's own store for this repository: the same rule
+                if refused is None:
+                    project_root, personal = mine, True
         return cls(
             project=Store(project_root, Scope.PROJECT) if project_root else None,
             global_=Store(glob, Scope.GLOBAL) if glob.is_dir() and refused is None else None,
