@@ -24,7 +24,10 @@ def _print_json(data: Any) -> None:
 def _layers(args: argparse.Namespace):
     from rose.store import Layers
 
-    return Layers.discover(Path(args.cwd) if getattr(args, "cwd", None) else None)
+    layers = Layers.discover(Path(args.cwd) if getattr(args, "cwd", None) else None)
+    if layers.refused is not None:   # the user's own store another user could have written: said, never used
+        print(f"rose: {layers.refused}", file=sys.stderr)
+    return layers
 
 
 def _switched_off(args: argparse.Namespace) -> str | None:

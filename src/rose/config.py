@@ -578,7 +578,9 @@ def _cached_overrides(paths: list[Path], cache: Path) -> list[tuple[str, Any, li
     try:
         from rose.store import reader
 
-        data = json.loads(reader.read_text(cache, reader.RECORD))   # a FIFO or a link there: no cache, never a hang
+        # only a file only this user could have written (theirs, 0600, no link, no FIFO): the cache's overrides are
+        # applied with their source's privilege, so one another user wrote would choose what rose runs
+        data = json.loads(reader.read_private(cache, reader.RECORD))
     except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("version") != CACHE_VERSION \
@@ -597,7 +599,7 @@ def _store_overrides(paths: list[Path], cache: Path, raw: list[tuple[str, Any, l
 
     try:
         write_text_atomic(cache, json.dumps({"version": CACHE_VERSION, "fingerprint": _fingerprint(paths),
-                                             "overrides": raw}, default=str))
+                                             "overrides": raw}, default=str), mode=0o600)
     except OSError:
         pass  # a cache that cannot be written is only slower
 

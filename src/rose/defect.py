@@ -96,9 +96,9 @@ def build(layers: Layers, about: str) -> Report:
 
 
 def write(report: Report, path: Path) -> Path:
-    from rose.store.atomic import write_text_atomic
+    from rose.store.atomic import private_dir, write_text_atomic
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     write_text_atomic(path, report.render())
     os.chmod(path, 0o600)
     return path

@@ -20,9 +20,10 @@ def spawn_detached(argv: list[str], log: Path, cwd: Path | None = None, *, keep_
     `keep_fd` is handed to the child as fd 3 (the learner's lock travels this way, so it is held from the moment
     the hook takes it until the learner exits)."""
     from rose import environment, envvars
+    from rose.store.atomic import private_dir
 
     env = environment.child({envvars.CHILD: "1", **(extra_env or {})})
-    log.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(log.parent)
     if hasattr(os, "posix_spawn"):
         # the log may sit in a shared runtime folder: never follow a symlink planted where it should be
         actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),

@@ -75,7 +75,9 @@ def _store_checks(layers: Layers) -> list[Check]:
         out.append(Check("switched off", Level.WARN, f"rose is off in {repository} ({off}): `rose on` switches it back"))
     if layers.project is None:
         out.append(Check("project store", Level.WARN, f"none at or above {layers.cwd}: `rose init` creates one"))
-    if layers.global_ is None:
+    if layers.refused is not None:   # another user's, or open to them: its lessons and settings are not the user's
+        out.append(Check("global store", Level.FAIL, layers.refused))
+    elif layers.global_ is None:
         out.append(Check("global store", Level.INFO, f"none at {global_root()} (created on first global lesson)"))
     for store in layers.stores():
         name = f"{store.scope.value} store"

@@ -52,9 +52,16 @@ def _key(path: Path) -> str:
 
 
 def _read() -> dict[str, dict[str, str]]:
+    """The pins, only from the user's own store and a file only they could have written (0600, theirs): a pin
+    another user could have made would let their repository choose what rose runs."""
+    from rose.store import reader
+    from rose.store.paths import own_store_problem
+
+    if own_store_problem() is not None:
+        return {}
     try:
-        data = json.loads(_trust_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(reader.read_private(_trust_path(), reader.RECORD))
+    except (OSError, ValueError, RecursionError):
         return {}
     return {str(k): v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
 
@@ -71,10 +78,10 @@ def is_trusted(path: Path) -> bool:
 
 
 def _write(data: dict[str, dict[str, str]]) -> None:
-    from rose.store.atomic import write_text_atomic
+    from rose.store.atomic import private_dir, write_text_atomic
 
     target = _trust_path()
-    target.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(target.parent)
     write_text_atomic(target, json.dumps(data, indent=1, sort_keys=True) + "\n", mode=0o600)
 
 

@@ -158,7 +158,7 @@ def _readable(path: Path) -> bool:
 def editing(store: Store) -> Iterator[list[Artifact]]:
     """Read-modify-write the registry under its lock; the list yielded is written back. A
     registry that exists but cannot be read is left as it is and the edit is dropped (RegistryUnreadable)."""
-    from rose.store.atomic import file_lock, write_text_atomic
+    from rose.store.atomic import file_lock, private_dir, write_text_atomic
 
     path = registry_path(store)
     with file_lock(store.root / "locks" / "evolution.lock", timeout_s=store.wait_s):
@@ -166,7 +166,7 @@ def editing(store: Store) -> Iterator[list[Artifact]]:
             raise RegistryUnreadable(f"{path} is not a registry rose can read: left as it is")
         items = read(store)
         yield items
-        folder(store).mkdir(parents=True, exist_ok=True)
+        private_dir(folder(store))
         ignore = folder(store) / ".gitignore"
         if not ignore.exists():
             write_text_atomic(ignore, "# Written by rose: generated behaviour is machine-local until you promote it\n*\n")

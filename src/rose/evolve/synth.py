@@ -166,16 +166,16 @@ def remember_store(store: Store) -> None:
     known = _read_list(path)
     root = str(store.root.resolve())
     if root not in known:
-        from rose.store.atomic import write_text_atomic
+        from rose.store.atomic import private_dir, write_text_atomic
 
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         write_text_atomic(path, json.dumps([*known, root][-500:]))
 
 
 def _read_list(path: Path) -> list[str]:
-    try:
-        data = json.loads(reader.read_text(path, reader.RECORD))
-    except (OSError, ValueError):
+    try:   # rose writes it 0600 in the user's own store: one another user could have written names no store of theirs
+        data = json.loads(reader.read_private(path, reader.RECORD))
+    except (OSError, ValueError, RecursionError):
         return []
     return [str(x) for x in data] if isinstance(data, list) else []
 
@@ -220,7 +220,7 @@ def distill(layers: Layers, judge: Judge, settings: Settings, *, force: bool = F
     """Store mode: at most once per `distill_interval_h` (or now, with `force`)."""
     from rose.model import Scope
     from rose.store import Store
-    from rose.store.atomic import write_text_atomic
+    from rose.store.atomic import private_dir, write_text_atomic
     from rose.store.layers import global_root
 
     if not settings.evolution.enabled and not force:
@@ -232,7 +232,7 @@ def distill(layers: Layers, judge: Judge, settings: Settings, *, force: bool = F
         last = 0.0
     if not force and time.time() - last < settings.evolution.distill_interval_h * 3600:
         return ""
-    marker.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(marker.parent)
     write_text_atomic(marker, json.dumps({"at": time.time()}))
     stores: list[Store] = list(layers.stores())
     seen = {str(s.root.resolve()) for s in stores}

@@ -29,7 +29,7 @@ from rose import envvars
 from rose.model import now_iso
 from rose.store import Store
 from rose.store import reader
-from rose.store.atomic import write_text_atomic
+from rose.store.atomic import private_dir, write_text_atomic
 from rose.typedrecord import Record, asdict, field
 
 MAX_ATTEMPTS = 5            # a job that keeps failing is set aside (queue/dead/) after this many tries
@@ -154,7 +154,7 @@ def log_line(store: Store, text: str) -> None:
 
     line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {redact(text)}\n".encode("utf-8", "replace")
     try:
-        store.logs_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(store.logs_dir)
         if os.path.islink(store.logs_dir):   # a repository's link: the log would land wherever it points
             return
         # never through a link, never blocked by a FIFO: a committed .rose/logs/learner.log is the repository's

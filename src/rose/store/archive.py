@@ -85,8 +85,9 @@ def append(path: Path, lines: list[dict[str, Any]]) -> None:
         return
     from rose.redact import redact_data
     from rose.store import usage
+    from rose.store.atomic import private_dir
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     usage.append(path, [redact_data(line) for line in lines])
 
 

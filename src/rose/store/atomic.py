@@ -42,6 +42,41 @@ def _fsync_dir(folder: Path | str) -> None:
         os.close(fd)
 
 
+PRIVATE_DIR = 0o700    # the user's own folders (their store, a store's machine-local ones): nobody else's to read
+PRIVATE_FILE = 0o600
+
+
+def private_dir(folder: Path) -> None:
+    """Make `folder` and any missing folder above it 0700, whatever the umask (each made one is chmod'ed
+    explicitly: a umask of 000 makes no folder of rose's open to others). Folders that were there are left as
+    they are: whether they may be trusted is the caller's question (rose.ownership)."""
+    missing: list[Path] = []
+    current = folder
+    while not current.exists() and current.parent != current:
+        missing.append(current)
+        current = current.parent
+    for one in reversed(missing):
+        try:
+            os.mkdir(one, PRIVATE_DIR)
+        except FileExistsError:
+            continue          # another process made it first: its mode is its maker's (rose's makes are 0700)
+        os.chmod(one, PRIVATE_DIR)
+
+
+def create_private(path: Path) -> None:
+    """Make sure `path` exists as a 0600 regular file of this user's, whatever the umask, before a library that
+    creates files with modes of its own (SQLite: 0644) opens it; a file that is there already and ours is closed
+    to others too. Never through a link (O_NOFOLLOW). SQLite gives a database's -wal and -shm its mode."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+                 | getattr(os, "O_NONBLOCK", 0), PRIVATE_FILE)
+    try:
+        st = os.fstat(fd)
+        if st.st_uid == os.geteuid() and st.st_mode & 0o077:
+            os.fchmod(fd, PRIVATE_FILE)
+    finally:
+        os.close(fd)
+
+
 TEMP_SUFFIX = ".tmp"
 STRAY_TEMP_AGE_S = 3600.0   # a temp file this old is stray even if a process with its writer's pid is alive
 
@@ -80,7 +115,7 @@ def write_bytes_atomic(path: Path, data: bytes | list[bytes | memoryview], mode:
     The temp file is named `.<name>.<pid>.<random>.tmp` beside the target, so one left by a writer that was killed
     is recognised as stray (its pid is gone) and removed by `clean_stray_temps`. `mode` sets the file's mode (the
     default is mkstemp's 0600: rose's files are the user's own)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -129,7 +164,7 @@ class FileBatch:
         """write_text of text already encoded (a bulk save encodes a lesson once, for its clean digest and this)."""
         folder, name = os.path.split(os.fspath(path))
         if folder not in self._folders:
-            os.makedirs(folder, exist_ok=True)
+            private_dir(Path(folder))
             self._folders.add(folder)
         self._count += 1
         fd, tmp = _temp_in(folder, name, f"{self._token}{self._count:x}")
@@ -206,7 +241,7 @@ def move_file(source: Path, dest: Path, *, sync: bool = True) -> None:
     Never over another file: a destination that exists is an error, not a silent loss. Both folders are synced
     unless the caller syncs them once for a batch (`sync=False`; a process killed before that loses nothing, the
     file is at one of the two paths either way)."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(dest.parent)
     if dest.exists():
         raise FileExistsError(f"{dest} exists already: not moving {source} over it")
     os.rename(source, dest)
@@ -287,7 +322,7 @@ def lock_or_close(fd: int) -> int | None:
 
 def try_lock_file(path: Path) -> int | None:
     """`lock_or_close` on a lock file of rose's own (made 0600, a symlink in its place refused)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     return lock_or_close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))
 
 
@@ -312,8 +347,9 @@ def file_lock(path: Path, timeout_s: float = LOCK_TIMEOUT_S) -> Iterator[None]:
     if not tlock.acquire(timeout=timeout_s):
         raise LockTimeout(path, timeout_s)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        private_dir(path.parent)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                     PRIVATE_FILE)
         try:
             _acquire(fd, path, deadline, timeout_s)
             _held.counts[key] = 1

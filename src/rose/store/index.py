@@ -31,6 +31,7 @@ from rose.store import bm25, reader, usage
 from rose.store.events import note_skips
 from rose.store.pool import Pool, identity
 from rose.store.archive import is_cold_path
+from rose.store.atomic import create_private, private_dir
 from rose.store.usage import View
 from rose.tokens import estimate
 from rose.typedrecord import NamedTuple, Record, field, fields
@@ -603,8 +604,9 @@ class Index:
             conn.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_s * 1000)}")   # this Index's wait
             self._opened = self._ident
             return conn
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.db_path.parent)
         try:
+            create_private(self.db_path)   # 0600, not SQLite's 0644: it holds what the user said; -wal, -shm follow
             conn = self._connect()
             migrate(conn)
         except sqlite3.DatabaseError as exc:
@@ -612,6 +614,7 @@ class Index:
                 raise  # another process is writing: that is a wait, never damage (the caller decides how long)
             # A damaged index is derived data: throw it away and rebuild from the files.
             _unlink_index(self.db_path)
+            create_private(self.db_path)
             conn = self._connect()
             migrate(conn)
         self._opened = identity(str(self.db_path))

@@ -21,7 +21,7 @@ from rose.errors import NodeNotFound, RoseError, StoreNotFound
 from rose.model import Scope
 # where the stores live is its own module, below config and trust, which need it too (re-exported here)
 from rose.store.paths import GLOBAL_ENV as GLOBAL_ENV
-from rose.store.paths import STORE_DIR, global_root
+from rose.store.paths import STORE_DIR, global_root, own_store_problem
 from rose.store.index import damaged
 from rose.store.store import Store
 from rose.typedrecord import Record
@@ -63,9 +63,11 @@ def switched_off(repository: Path) -> str | None:
 
     if (repository / OFF_MARKER).exists():
         return f"{repository / OFF_MARKER} exists"
-    try:
-        data = json.loads((global_root() / OFF_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    from rose.store import reader
+
+    try:   # rose writes it 0600: one another user made or could rewrite is not the user's word
+        data = json.loads(reader.read_private(global_root() / OFF_FILE, reader.RECORD))
+    except (OSError, ValueError, RecursionError):
         return None
     if isinstance(data, dict) and os.path.realpath(repository) in data.get("off", []):
         return "switched off with `rose off`"
@@ -270,6 +272,7 @@ class Layers(Record):
     global_: Store | None
     cwd: Path
     personal: bool = False   # the project store is the user's own one for a repository without a .rose/
+    refused: str | None = None   # why the user's own store is not used (paths.own_store_problem), in one line
 
     @classmethod
     def discover(cls, cwd: Path | None = None) -> Layers:
@@ -278,16 +281,20 @@ class Layers(Record):
         cwd = (cwd or Path(environment.cwd())).resolve()
         project_root = find_project_root(cwd)
         personal = False
-        if project_root is None:
+        glob = global_root()
+        refused = own_store_problem(glob)   # another user's, or open to them: neither its lessons nor its settings
+        if project_root is None and refused is None:
             mine = personal_root(repository_root(cwd))
             if (mine / "nodes").is_dir():
-                project_root, personal = mine, True
-        glob = global_root()
+                refused = own_store_problem(mine)   # the user's own store for this repository: the same rule
+                if refused is None:
+                    project_root, personal = mine, True
         return cls(
             project=Store(project_root, Scope.PROJECT) if project_root else None,
-            global_=Store(glob, Scope.GLOBAL) if glob.is_dir() else None,
+            global_=Store(glob, Scope.GLOBAL) if glob.is_dir() and refused is None else None,
             cwd=cwd,
             personal=personal,
+            refused=refused,
         )
 
     def project_root(self) -> Path:
@@ -313,6 +320,8 @@ class Layers(Record):
 
     def writable(self, scope: Scope) -> Store:
         """The store a new lesson of this scope goes to (the global one is created on first use)."""
+        if self.refused is not None and (scope is Scope.GLOBAL or self.project is None):
+            raise RoseError(self.refused)
         if scope is Scope.GLOBAL:
             if self.global_ is None:
                 self.global_ = Store.create(global_root(), Scope.GLOBAL)

@@ -151,3 +151,19 @@ def read_text(path: Path | str, limit: int = RECORD, within: Path | str | None =
               errors: str = "strict") -> str:
     """read_bytes as UTF-8 text (UnicodeDecodeError, a ValueError, for bytes that are not, unless `errors`)."""
     return read_bytes(path, limit, within).decode("utf-8", errors)
+
+
+def read_private(path: Path | str, limit: int = RECORD) -> bytes:
+    """A file only this user could have written, read as read_bytes does: a regular file (never through a link)
+    owned by this user and closed to group and others (0600, as rose writes its own). Raises UnsafeFile for any
+    other, so a cache or a record another user made, or could have rewritten, is never taken as the user's own."""
+    from rose.ownership import not_own
+
+    fd, st = open_regular(path)
+    try:
+        why = not_own(st, os.geteuid())
+        if why is not None:
+            raise UnsafeFile(path, f"{why}: not read as your own")
+        return read_fd(path, fd, st, limit)
+    finally:
+        os.close(fd)

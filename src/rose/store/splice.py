@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rose.errors import SourceChanged
-from rose.store.atomic import _temp_beside, fsync_dir
+from rose.store.atomic import _temp_beside, fsync_dir, private_dir
 
 BLOCK = 4096
 Piece = bytes | memoryview | tuple[int, int]   # bytes to write, or (offset, length) of the source file to copy
@@ -93,7 +93,7 @@ def write_spliced(path: Path, pieces: Sequence[Piece], source: int | None = None
     (offset, length) ranges copied from the open file `source`. With `source_stamp`, the source is checked after
     the copy and SourceChanged raised (nothing replaced) if another program wrote it meanwhile. Returns the new file's
     stat after the rename (its ctime is the rename's: what `stamp` of the file in place gives)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     fd, tmp = _temp_beside(path)
     try:
         for piece in pieces:

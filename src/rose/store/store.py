@@ -81,7 +81,9 @@ from pathlib import Path
 from rose.errors import CorruptFile, NodeNotFound, RoseError, UnsafeFile
 from rose.model import Scope, Status, new_episode_id, new_node_id, valid_episode_id, valid_node_id
 from rose.store import archive, events, reader, usage
-from rose.store.atomic import (LOCK_TIMEOUT_S, FileBatch, file_lock, move_file, write_text_atomic)
+from rose.store.atomic import (LOCK_TIMEOUT_S, PRIVATE_DIR, FileBatch, file_lock, move_file, private_dir,
+                               write_text_atomic)
+from rose.store.paths import global_root, own_store_problem
 from rose.store.index import Index, IndexRow, SyncReport
 from rose.terminal import visible
 from rose.typedrecord import Record
@@ -118,6 +120,15 @@ GITATTRIBUTES = f"""\
 {archive.GITATTRIBUTES_LINE}
 """
 UNION_LINES = (usage.GITATTRIBUTES_LINE, archive.GITATTRIBUTES_LINE)
+
+MACHINE_LOCAL = ("sessions", "locks", "logs", "queue", "cache")   # never committed (GITIGNORE): the user's alone
+
+
+def _private(root: Path) -> bool:
+    """Is the store at `root` the user's own (the global store, or one under it), not a repository's?"""
+    glob = global_root()
+    return os.path.realpath(root) == str(glob) or Path(os.path.realpath(root)).is_relative_to(glob)
+
 
 NODES_DIR = "nodes"   # the hot store's folder under the root: one folder a family
 _FAMILY_CHARS = re.compile(r"[^a-z0-9_-]+")
@@ -436,9 +447,22 @@ class Store:
 
     @classmethod
     def create(cls, root: Path, scope: Scope) -> Store:
-        """Create the folder layout (idempotent) and return the store."""
-        for sub in ("nodes", "episodes", "sessions", "routing", "locks", "logs"):
-            (root / sub).mkdir(parents=True, exist_ok=True)
+        """Create the folder layout (idempotent) and return the store. The user's own stores (the global one and
+        those under it) are 0700 throughout, whatever the umask; a repository's keeps its committed folders as git
+        and the umask make them, and its machine-local ones (MACHINE_LOCAL) are 0700 too. Refused (RoseError, the
+        one line of paths.own_store_problem) for an own store another user could have written."""
+        if _private(root):
+            problem = own_store_problem(global_root())
+            if problem is not None:
+                raise RoseError(problem)
+            private_dir(root)
+            st = os.stat(root)
+            if st.st_uid == os.geteuid() and st.st_mode & 0o077:
+                os.chmod(root, PRIVATE_DIR)   # one made before rose did this, or by a umask: closed to others now
+        for sub in ("nodes", "episodes", "routing"):
+            private_dir(root / sub)
+        for sub in MACHINE_LOCAL:
+            private_dir(root / sub)
         if not (root / ".gitignore").exists():
             write_text_atomic(root / ".gitignore", GITIGNORE)
         if not (root / ".gitattributes").exists():

@@ -4,10 +4,12 @@ leaf modules of rose's (errors, envvars) only.
 One helper runs per user and installation. It lives in a private runtime folder: `$XDG_RUNTIME_DIR/rose` when
 that is set and sound, else `$TMPDIR/rose-<uid>` (or `/tmp/rose-<uid>`). A folder in a shared place is used only
 after lstat shows it is a real directory (not a symlink), owned by this user and closed to everyone else (mode
-0700); a folder another user made first, or one opened to others, means no helper at all: the hook does its work
-in-process and `rose doctor` says why. Every file in it is opened without following symlinks (O_NOFOLLOW, and
-O_EXCL where it is created), and both ends of the socket check the other's uid (SO_PEERCRED), so another local user
-can neither read a prompt nor answer one.
+0700), and only when every folder above it is root's or this user's and none is writable by others without the
+sticky bit (rose.ownership.unsafe_parents: else another user could rename it away and put theirs in its place); a
+folder another user made first, one opened to others, or one under such a parent means no helper (and no bytecode
+cache, rose.launcher) at all: the hook does its work in-process and `rose doctor` says why. Every file in it is
+opened without following symlinks (O_NOFOLLOW, and O_EXCL where it is created), and both ends of the socket check
+the other's uid (SO_PEERCRED), so another local user can neither read a prompt nor answer one.
 
 A request carries the caller's environment and working directory, and the helper runs it in them
 (rose.environment), so one helper serves every shell of the user: a different PATH, HOME or API key is a different
@@ -23,7 +25,7 @@ import sys       # credentials are read with int.from_bytes, the socket's name h
 import time
 
 from rose import envvars  # a leaf module, no imports of its own beyond the stdlib
-from rose.ownership import not_own  # another
+from rose.ownership import not_own, unsafe_parents  # another
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported on the per-prompt path
@@ -73,7 +75,7 @@ def sound_folder(path: str, uid: int | None = None) -> str | None:
         return "does not exist"
     except OSError as exc:
         return f"cannot be inspected ({exc.strerror or exc})"
-    return not_own(st, uid, folder=True)
+    return not_own(st, uid, folder=True) or unsafe_parents(path, uid)
 
 
 def runtime_dir() -> tuple[str | None, str]:
@@ -86,6 +88,9 @@ def runtime_dir() -> tuple[str | None, str]:
         base = next((v for v in (os.environ.get(n) for n in ("TMPDIR", "TEMP", "TMP")) if v and os.path.isdir(v)),
                     "/tmp")
         folder = os.path.join(base, f"rose-{uid}")
+    above = unsafe_parents(folder, uid)   # checked before the mkdir: nothing is made where it could be swapped
+    if above is not None:
+        return None, f"{folder} {above}: no warm helper and no bytecode cache (hooks work in-process)"
     try:
         os.mkdir(folder, PRIVATE)
     except FileExistsError:
