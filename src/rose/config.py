@@ -16,6 +16,7 @@ from pathlib import Path
 from collections.abc import Callable
 
 from rose.errors import ConfigError
+from rose.text import load_json
 from rose.typedrecord import MISSING, Record, field, fields
 
 TYPE_CHECKING = False
@@ -573,14 +574,13 @@ CACHE_VERSION = 2
 
 
 def _cached_overrides(paths: list[Path], cache: Path) -> list[tuple[str, Any, list[dict[str, str]]]] | None:
-    import json
 
     try:
         from rose.store import reader
 
         # only a file only this user could have written (theirs, 0600, no link, no FIFO): the cache's overrides are
         # applied with their source's privilege, so one another user wrote would choose what rose runs
-        data = json.loads(reader.read_private(cache, reader.RECORD))
+        data = load_json(reader.read_private(cache, reader.RECORD))
     except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("version") != CACHE_VERSION \

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from rose.text import load_json
 from rose import envvars
 from rose.errors import RoseError
 from rose.store import reader
@@ -240,7 +241,7 @@ def _failures(layers: Layers) -> Section:
 
     bad = []
     for _ts, store, text in _event_lines(layers):
-        ev = json.loads(text)
+        ev = load_json(text)
         if ev.get("ok") is False or ev.get("kind") == "skip" or str(ev.get("outcome", "")).startswith(("fail", "timeout")) \
                 or ev.get("error"):
             bad.append(f"- `{store}` {redact(text)}")

@@ -13,6 +13,7 @@ import os
 from enum import Enum
 from pathlib import Path
 
+from rose.text import load_json
 from rose.typedrecord import Record
 
 TRUST_FILE = "trusted-configs.json"
@@ -60,7 +61,7 @@ def _read() -> dict[str, dict[str, str]]:
     if own_store_problem() is not None:
         return {}
     try:
-        data = json.loads(reader.read_private(_trust_path(), reader.RECORD))
+        data = load_json(reader.read_private(_trust_path(), reader.RECORD))
     except (OSError, ValueError, RecursionError):
         return {}
     return {str(k): v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}

@@ -36,7 +36,6 @@ could only cost: `merge_pays` says no then, and yes again once the stores outgro
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from rose.model import Origin, Status
 from rose.store import reader
+from rose.text import load_json
 
 if TYPE_CHECKING:
     from rose.compress.graph import Graph
@@ -177,7 +177,7 @@ def serve_rate(episode_dirs: list[Path], node_id: str) -> float | None:
     hits = total = 0
     for _mtime, path in recent:
         try:
-            data = json.loads(reader.read_text(path, reader.RECORD))   # no FIFO, device or link: skipped
+            data = load_json(reader.read_text(path, reader.RECORD))   # no FIFO, device or link: skipped
         except (OSError, ValueError, RecursionError):
             continue
         if not isinstance(data, dict):

@@ -5,7 +5,7 @@ reports (rose.credit.report re-exports it).
 """
 from __future__ import annotations
 
-import json
+from rose.text import load_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def _load(path: Any) -> list[dict[str, str]]:
     from rose.store import reader
 
     try:
-        data = json.loads(reader.read_text(path, reader.RECORD))
+        data = load_json(reader.read_text(path, reader.RECORD))
     except (OSError, ValueError, RecursionError):   # UnsafeFile too: a FIFO or a link there is never read
         return []
     return [p for p in data if isinstance(p, dict)] if isinstance(data, list) else []

@@ -19,10 +19,10 @@ YAML, the redactor or a model.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 
+from rose.text import load_json
 from rose.store import reader
 from rose.credit.decide import SERVED, WITHHELD, Arm, Credit, Rules, should_withhold, verdict
 
@@ -157,7 +157,7 @@ def _decide(store: Store, items: list[Item], record: SessionState, settings: Set
 
 def _read(path: Any) -> dict[str, str]:
     try:
-        data = json.loads(reader.read_text(path, reader.RECORD))
+        data = load_json(reader.read_text(path, reader.RECORD))
     except (OSError, ValueError, RecursionError):   # UnsafeFile too: a FIFO or a link there is never read
         return {}
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}

@@ -22,6 +22,8 @@ import heapq
 import re
 from pathlib import Path
 
+from rose.text import load_json
+
 SPACE = "\u2581"
 NORMALIZER = {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": SPACE},
                                                     {"type": "Replace", "pattern": {"String": " "}, "content": SPACE}]}
@@ -41,10 +43,9 @@ class Rules:
 
     @classmethod
     def load(cls, path: Path) -> Rules | None:
-        import json
 
         with open(path, "rb") as f:
-            return cls.of(json.loads(f.read()))
+            return cls.of(load_json(f.read()))
 
     @classmethod
     def of(cls, config: object) -> Rules | None:

@@ -7,6 +7,8 @@ import urllib.error
 import urllib.request
 from collections.abc import Sequence
 
+from rose.text import load_json
+
 TIMEOUT_S = 10.0
 
 
@@ -30,7 +32,7 @@ class OpenAIEmbedder:
         request = urllib.request.Request(f"{self.base_url}/embeddings", data=body, headers=headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:  # noqa: S310 - configured URL
-                data = json.loads(response.read())
+                data = load_json(response.read())
             rows = sorted(data["data"], key=lambda r: r.get("index", 0))
             vectors = [[float(x) for x in r["embedding"]] for r in rows]
         except (urllib.error.URLError, OSError, ValueError, KeyError, TypeError) as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rose.text import load_json
 from rose.errors import EmbedUnavailable
 
 TYPE_CHECKING = False
@@ -22,7 +23,6 @@ MAX_HEADER = 100_000_000   # the format's own bound on the header
 
 def map_single_tensor(path: Path) -> Any:
     """The file's only tensor (a `__metadata__` entry aside), mapped read-only."""
-    import json
     import mmap
 
     from rose.embed import load_numpy
@@ -38,7 +38,7 @@ def map_single_tensor(path: Path) -> Any:
         if not 0 < n <= min(MAX_HEADER, size - 8):
             raise EmbedUnavailable(f"{path}: not a safetensors file (header length {n} in a {size}-byte file)")
         try:
-            header = json.loads(f.read(n))
+            header = load_json(f.read(n))
         except (UnicodeDecodeError, ValueError) as exc:
             raise EmbedUnavailable(f"{path}: unreadable safetensors header ({exc})") from None
         tensors = {k: v for k, v in header.items() if k != "__metadata__"} if isinstance(header, dict) else {}

@@ -17,6 +17,7 @@ import json
 from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
+from rose.text import load_json
 from rose import errors
 from rose.evolve.decide import ArmStats
 from rose.evolve.screen import Proposal
@@ -132,7 +133,7 @@ def read(store: Store) -> list[Artifact]:
     """The records (empty when there is no registry, or it cannot be read). One stat when there is none."""
     path = registry_path(store)
     try:
-        data = json.loads(reader.read_text(path, reader.RECORD))
+        data = load_json(reader.read_text(path, reader.RECORD))
     except FileNotFoundError:
         return []
     except (OSError, ValueError):
@@ -146,7 +147,7 @@ def read(store: Store) -> list[Artifact]:
 
 def _readable(path: Path) -> bool:
     try:
-        data = json.loads(reader.read_text(path, reader.RECORD))
+        data = load_json(reader.read_text(path, reader.RECORD))
     except FileNotFoundError:
         return True
     except (OSError, ValueError):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rose.text import load_json
 from rose.evolve.registry import Artifact, RegistryUnreadable, State, artifact_id, editing, read
 from rose.evolve.screen import Proposal, authored_skills, screen
 from rose.model import MemoryType, Node, Origin, Outcome, Status, now_iso
@@ -174,7 +175,7 @@ def remember_store(store: Store) -> None:
 
 def _read_list(path: Path) -> list[str]:
     try:   # rose writes it 0600 in the user's own store: one another user could have written names no store of theirs
-        data = json.loads(reader.read_private(path, reader.RECORD))
+        data = load_json(reader.read_private(path, reader.RECORD))
     except (OSError, ValueError, RecursionError):
         return []
     return [str(x) for x in data] if isinstance(data, list) else []
@@ -227,7 +228,7 @@ def distill(layers: Layers, judge: Judge, settings: Settings, *, force: bool = F
         return ""
     marker = global_root() / "evolution" / DISTILL_FILE
     try:
-        last = float(json.loads(reader.read_text(marker, reader.RECORD)).get("at", 0))
+        last = float(load_json(reader.read_text(marker, reader.RECORD)).get("at", 0))
     except (OSError, ValueError, AttributeError):
         last = 0.0
     if not force and time.time() - last < settings.evolution.distill_interval_h * 3600:

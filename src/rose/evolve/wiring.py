@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rose.text import load_json
+
 EVENT = "PreToolUse"
 MATCHER = "Bash"
 TIMEOUT_S = 5
@@ -32,7 +34,7 @@ def _load(path: Path) -> dict[str, Any] | None:
     except (OSError, UnicodeDecodeError):   # UnsafeFile too: a file rose cannot read is never rewritten
         return None
     try:
-        data = json.loads(text) if text.strip() else {}
+        data = load_json(text) if text.strip() else {}
     except ValueError:
         return None   # a file rose cannot parse is never rewritten
     return data if isinstance(data, dict) else None

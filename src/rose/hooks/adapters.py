@@ -6,9 +6,9 @@ what its event needs, raises PayloadError with a reason; the hook boundary turns
 """
 from __future__ import annotations
 
-import json
 from enum import Enum
 
+from rose.text import load_json
 from rose.errors import PayloadError
 from rose.hooks import MAX_PAYLOAD_BYTES
 from rose.model import Agent
@@ -75,7 +75,7 @@ def parse(agent: Agent, event: str, raw: bytes) -> HookEvent:
     try:
         # bytes that are not UTF-8 become U+FFFD here, lone surrogates ("\ud800") in rose.text.repaired: a broken
         # character costs that character, never the prompt's recall
-        data = repaired(json.loads(raw.decode("utf-8", "replace")))
+        data = repaired(load_json(raw.decode("utf-8", "replace")))
     except (ValueError, RecursionError) as exc:
         raise PayloadError(f"{event} payload is not JSON: {exc}") from None
     if not isinstance(data, dict):

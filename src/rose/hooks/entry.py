@@ -16,6 +16,7 @@ import os
 import sys
 import time
 
+from rose.text import load_json
 from rose import envvars
 from rose.hooks import BUDGET_S, MAX_PAYLOAD_BYTES, PROMPT_MARGIN_S, PROMPT_TIMEOUT_S
 
@@ -284,7 +285,6 @@ def _with_config_note(owner: Any, settings: Any, notice: str) -> str:
     if not settings.problems:
         return notice
     import hashlib
-    import json
 
     from rose.errors import RoseError
 
@@ -293,7 +293,7 @@ def _with_config_note(owner: Any, settings: Any, notice: str) -> str:
     try:
         from rose.store import reader
 
-        if json.loads(reader.read_text(marker, reader.RECORD)).get("announced") == digest:   # no FIFO waited on
+        if load_json(reader.read_text(marker, reader.RECORD)).get("announced") == digest:   # no FIFO waited on
             return notice
     except (OSError, ValueError, AttributeError, RecursionError):
         pass

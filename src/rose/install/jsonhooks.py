@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from rose.text import load_json
 from rose.install.command import RoseHook, parse_rose_hook
 from rose.install.files import FileEdit, backup_path, decode, read_bytes
 from rose.install.model import Agent, HookSpec, InstallError
@@ -83,7 +84,7 @@ def parse_object(path: Path, raw: bytes | None, what: str) -> tuple[JsonObject, 
     if not text.strip():
         return {}, NEW_FILE_STYLE
     try:
-        data = json.loads(text)
+        data = load_json(text)
     except json.JSONDecodeError as exc:
         raise InstallError(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); rose left "
                            f"it untouched. {what} Fix the file or move it away, then run the command again") from None
@@ -154,7 +155,7 @@ def add_hooks(data: JsonObject, agent: Agent, specs: Iterable[HookSpec], command
     position is stable), appended as a group of its own otherwise, left alone when a hand-wired rose hook already
     runs that event. Duplicate rose-managed entries of one event (only ever made by hand-editing) collapse to the
     first."""
-    data = json.loads(json.dumps(data))  # deep copy: the caller's dict stays the file as read
+    data = load_json(json.dumps(data))  # deep copy: the caller's dict stays the file as read
     merge = Merge(data, [], [], [])
     found = rose_handlers(data, agent)
     for spec in specs:
@@ -182,7 +183,7 @@ def add_hooks(data: JsonObject, agent: Agent, specs: Iterable[HookSpec], command
 def remove_hooks(data: JsonObject, agent: Agent) -> tuple[JsonObject, list[str]]:
     """A copy of ``data`` without any rose-managed handler of ``agent``: a group left with no handler goes, an event
     left with no group goes, and ``hooks`` goes when that emptied it. Returns (data, events removed)."""
-    data = json.loads(json.dumps(data))
+    data = load_json(json.dumps(data))
     mine = [f for f in rose_handlers(data, agent) if f.hook.managed]
     _remove_handlers(data, mine)
     return data, sorted({f.event for f in mine})
@@ -233,7 +234,7 @@ def same_json(a: bytes | None, b: bytes | None) -> bool:
     if a is None or b is None:
         return False
     try:
-        return pruned(json.loads(a.decode("utf-8-sig") or "{}")) == pruned(json.loads(b.decode("utf-8-sig") or "{}"))
+        return pruned(load_json(a.decode("utf-8-sig") or "{}")) == pruned(load_json(b.decode("utf-8-sig") or "{}"))
     except (ValueError, UnicodeDecodeError):
         return False
 

@@ -23,6 +23,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from rose.text import load_json
 from rose import envvars
 from rose.install import toml
 from rose.install.files import FileEdit, backup_path, decode, read_bytes
@@ -86,7 +87,7 @@ def plan_json_install(path: Path, argv: Sequence[str], what: str) -> tuple[FileE
             f"{path} already has an MCP server named {SERVER} that rose install did not write; rose left it as it is"]
     if current == wanted:
         return FileEdit(path, raw, raw, "rose's MCP server already registered"), []
-    after = json.loads(json.dumps(data))  # deep copy: the file as read stays as read
+    after = load_json(json.dumps(data))  # deep copy: the file as read stays as read
     after.setdefault("mcpServers", {})[SERVER] = wanted
     detail = "updated rose's MCP server" if current is not None else "registered rose's MCP server"
     return FileEdit(path, raw, style.render(after), detail, keep_backup=current is None), []
@@ -100,7 +101,7 @@ def plan_json_uninstall(path: Path, what: str) -> FileEdit:
     servers = data.get("mcpServers")
     if not isinstance(servers, dict) or not is_managed(servers.get(SERVER)):
         return FileEdit(path, raw, raw, "no rose MCP server")
-    remaining = json.loads(json.dumps(data))
+    remaining = load_json(json.dumps(data))
     del remaining["mcpServers"][SERVER]
     if not remaining["mcpServers"]:
         del remaining["mcpServers"]
@@ -116,7 +117,7 @@ def plan_json_uninstall(path: Path, what: str) -> FileEdit:
 
 def _same_json(a: bytes, b: bytes) -> bool:
     try:
-        return json.loads(a.decode("utf-8-sig") or "{}") == json.loads(b.decode("utf-8-sig") or "{}")
+        return load_json(a.decode("utf-8-sig") or "{}") == load_json(b.decode("utf-8-sig") or "{}")
     except (ValueError, UnicodeDecodeError):
         return False
 

@@ -29,6 +29,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from rose.text import load_json
 from rose.model import now_iso
 from rose.store import reader
 
@@ -55,7 +56,7 @@ class JudgeCache:
 
     def _read(self) -> dict[str, Any]:
         try:
-            data = json.loads(reader.read_text(self.path, reader.LOG))
+            data = load_json(reader.read_text(self.path, reader.LOG))
         except (OSError, ValueError, UnicodeDecodeError, RecursionError):   # UnsafeFile too: never read
             return {"format": FORMAT, "seq": 0, "entries": {}}
         if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("entries"), dict):
@@ -78,7 +79,7 @@ class JudgeCache:
             end = raw.find(b"\n", at + 1)
             line = raw[at + len(needle): end if end >= 0 else len(raw)].rstrip().rstrip(b",")
             try:
-                entry = json.loads(line)
+                entry = load_json(line)
             except (ValueError, UnicodeDecodeError):
                 entry = None
         else:

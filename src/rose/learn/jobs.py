@@ -25,6 +25,7 @@ import time
 from enum import Enum
 from pathlib import Path
 
+from rose.text import load_json
 from rose import envvars
 from rose.model import now_iso
 from rose.store import Store
@@ -111,7 +112,7 @@ def queued(store: Store) -> list[tuple[Path, Job]]:
     if store.queue_dir.is_dir():
         for path in sorted(store.queue_dir.glob("*.json"), key=_mtime):
             try:
-                out.append((path, Job.from_dict(json.loads(reader.read_text(path, reader.RECORD)))))
+                out.append((path, Job.from_dict(load_json(reader.read_text(path, reader.RECORD)))))
             except (OSError, ValueError, KeyError, TypeError):
                 continue  # a torn job file is skipped; doctor lists the folder
     return out
@@ -143,7 +144,7 @@ def dead(store: Store) -> list[tuple[Path, Job]]:
     if folder.is_dir():
         for path in sorted(folder.glob("*.json")):
             try:
-                out.append((path, Job.from_dict(json.loads(reader.read_text(path, reader.RECORD)))))
+                out.append((path, Job.from_dict(load_json(reader.read_text(path, reader.RECORD)))))
             except (OSError, ValueError, KeyError, TypeError):
                 continue
     return out
@@ -212,7 +213,7 @@ def pending_roots() -> list[Path]:
     if folder.is_dir():
         for path in sorted(folder.glob("*.json"), key=_mtime):
             try:
-                out.append(Path(json.loads(reader.read_text(path, reader.RECORD))["root"]))
+                out.append(Path(load_json(reader.read_text(path, reader.RECORD))["root"]))
             except (OSError, ValueError, KeyError, TypeError):
                 with contextlib.suppress(OSError):
                     path.unlink()   # a torn mark names nothing; its store is marked again by its next hook

@@ -31,6 +31,7 @@ import json
 from collections.abc import Iterator
 from datetime import datetime
 
+from rose.text import load_json
 from rose.model import SERVABLE, Origin, Outcome, Status
 from rose.retention import rules
 from rose.store.events import EventKind
@@ -491,4 +492,4 @@ def _consolidate_once(store: Store, judge: Judge, memory_type: str, now: datetim
 
 def describe_state(store: Store) -> dict[str, Any]:
     """The machine-local retention state, for `rose doctor`-style inspection and tests."""
-    return json.loads(json.dumps(_state(store)))
+    return load_json(json.dumps(_state(store)))

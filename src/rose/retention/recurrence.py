@@ -23,6 +23,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rose.text import load_json
 from rose.model import SERVABLE, MemoryType, Node, Origin, Scope, now_iso
 from rose.retention import rules
 from rose.store.events import EventKind
@@ -46,7 +47,7 @@ def _cache(name: str) -> Path:
 
 def _read(name: str) -> dict:
     try:
-        data = json.loads(_cache(name).read_text(encoding="utf-8"))
+        data = load_json(_cache(name).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rose.text import load_json
 from rose import envvars, model
 from rose.model import Node, Origin, Status
 from rose.sim.agent import Attempt, act, write_session
@@ -179,7 +180,7 @@ class Simulation:
 
         out = io.StringIO()
         run([self.agent, event], io.BytesIO(json.dumps(data).encode()), out, cwd=self.project)
-        return json.loads(out.getvalue() or "{}")
+        return load_json(out.getvalue() or "{}")
 
     def _judge(self, store, settings):
         from rose.judge import Judge

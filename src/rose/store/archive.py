@@ -21,6 +21,7 @@ import json
 import os
 from pathlib import Path
 
+from rose.text import load_json
 from rose.model import now_iso
 from rose.typedrecord import Record
 
@@ -112,7 +113,7 @@ def read(path: Path) -> dict[str, Entry]:
         if not raw:
             continue
         try:
-            rec = json.loads(raw)
+            rec = load_json(raw)
         except (ValueError, UnicodeDecodeError):
             continue
         if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):

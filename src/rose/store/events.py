@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
 
+from rose.text import load_json
 from rose.errors import UnsafeFile
 from rose.model import now_iso
 from rose.store.atomic import file_lock
@@ -100,7 +101,7 @@ def read(path: Path, kind: str | None = None, limit: int | None = None) -> Itera
             continue
         for raw in text.split("\n"):   # not splitlines: a line's text may hold U+2028
             try:
-                event = json.loads(raw)
+                event = load_json(raw)
             except (json.JSONDecodeError, RecursionError):
                 continue
             if isinstance(event, dict) and (kind is None or event.get("kind") == kind):

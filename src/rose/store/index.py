@@ -23,6 +23,7 @@ import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
+from rose.text import load_json
 from rose.errors import UnsafeFile
 from rose.model import SERVABLE as model_servable
 from rose.model import Status
@@ -316,7 +317,7 @@ class IndexRow(Record):
 
 def _json_list(text: str) -> list:
     """A JSON list column; most are empty, and json.loads costs a microsecond or two a call at 50,000 rows."""
-    return [] if text == "[]" else json.loads(text)
+    return [] if text == "[]" else load_json(text)
 
 
 # IndexRow's fields are columns of `nodes` by the same name, read by name; these are decoded on the way
@@ -915,7 +916,7 @@ class Index:
     def _signatures(self) -> dict[str, str]:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (SIGNATURES,)).fetchone()
         try:
-            data = json.loads(row[0]) if row else {}
+            data = load_json(row[0]) if row else {}
         except ValueError:
             return {}
         return data if isinstance(data, dict) else {}
@@ -1226,7 +1227,7 @@ class Index:
         if not row:
             return None
         try:
-            mark = json.loads(row[0])
+            mark = load_json(row[0])
             return {k: int(mark[k]) for k in ("offset", "crc", "size", "mtime_ns")}
         except (ValueError, KeyError, TypeError):
             return None
@@ -1312,7 +1313,7 @@ class Index:
                 base, state = View.from_json(base_json), states.get(node_id)
                 if usage.base_taken(node_id, base, state):
                     base = View()
-                cols = usage.index_columns(usage.combine(base, state), json.loads(claims))
+                cols = usage.index_columns(usage.combine(base, state), load_json(claims))
                 updates.append((cols["last_used"], cols["use_count"], cols["patches"], cols["origin_rescues"],
                                 cols["heldout_passed"], cols["heldout_total"], cols["gaps"],
                                 effective_importance(minted, cols["learned_importance"]), node_id))
@@ -1344,7 +1345,7 @@ class Index:
                     sums = usage.combine(base, state).sums
                 else:
                     sums = {}   # no usage at all (most lessons): every counter is zero
-                data = json.loads(manifest)
+                data = load_json(manifest)
                 out[node_id] = (
                     [{**c, **{n: int(sums.get(f"{k}:{n}", 0)) for n in usage.CLAIM_COUNTERS}} for k, c in data["dropped"]],
                     [{**t, **{n: int(sums.get(f"{k}:{n}", 0)) for n in usage.TRIAL_COUNTERS}} for k, t in data["trials"]])
@@ -1855,7 +1856,7 @@ def _manifest(node: Node, claim_keys: list[str] | None = None) -> str:
 
 
 def _state(text: str) -> dict:
-    return {**usage.new_state(), **json.loads(text)}
+    return {**usage.new_state(), **load_json(text)}
 
 
 def _crc_prefix(handle, length: int) -> int:

@@ -16,6 +16,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from rose.text import load_json
 from rose import config
 from rose.errors import NodeNotFound, RoseError, StoreNotFound
 from rose.model import Scope
@@ -59,14 +60,13 @@ OFF_MARKER = ".rose-off"    # or a file of this name at a repository's root (a t
 
 def switched_off(repository: Path) -> str | None:
     """Why rose is off in this repository (`rose off`, or a .rose-off file at its root), or None when it is on."""
-    import json
 
     if (repository / OFF_MARKER).exists():
         return f"{repository / OFF_MARKER} exists"
     from rose.store import reader
 
     try:   # rose writes it 0600: one another user made or could rewrite is not the user's word
-        data = json.loads(reader.read_private(global_root() / OFF_FILE, reader.RECORD))
+        data = load_json(reader.read_private(global_root() / OFF_FILE, reader.RECORD))
     except (OSError, ValueError, RecursionError):
         return None
     if isinstance(data, dict) and os.path.realpath(repository) in data.get("off", []):
@@ -84,7 +84,7 @@ def switch(repository: Path, on: bool) -> bool:
     key = os.path.realpath(repository)
     with file_lock(global_root() / "locks" / "off.lock"):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = load_json(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             data = {}
         off = [p for p in (data.get("off", []) if isinstance(data, dict) else []) if isinstance(p, str)]

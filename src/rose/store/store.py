@@ -78,6 +78,7 @@ from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from rose.text import load_json
 from rose.errors import CorruptFile, NodeNotFound, RoseError, UnsafeFile
 from rose.model import Scope, Status, new_episode_id, new_node_id, valid_episode_id, valid_node_id
 from rose.store import archive, events, reader, usage
@@ -1247,7 +1248,7 @@ class Store:
         from rose.records import Episode
 
         try:
-            return Episode.from_dict(json.loads(reader.read_text(path, reader.RECORD, within=self.root)))
+            return Episode.from_dict(load_json(reader.read_text(path, reader.RECORD, within=self.root)))
         except UnsafeFile as exc:   # a FIFO, a device, a folder, a link out of the store, too big: never read
             raise CorruptFile(path, exc.reason) from None
         except (ValueError, TypeError, AttributeError, RecursionError) as exc:
@@ -1266,7 +1267,7 @@ class Store:
     # -- machine-local state ---------------------------------------------------------------------------------
     def read_json(self, path: Path, default: Any) -> Any:
         try:
-            return json.loads(reader.read_text(path, reader.RECORD, within=self.root))
+            return load_json(reader.read_text(path, reader.RECORD, within=self.root))
         except FileNotFoundError:
             return default
         except UnsafeFile as exc:   # a FIFO, device, folder or link a checkout left there: never read

@@ -42,6 +42,7 @@ import json
 import os
 from datetime import datetime, timedelta, timezone
 
+from rose.text import load_json
 from rose.model import valid_node_id
 from rose.typedrecord import Record, field
 
@@ -129,7 +130,7 @@ class View(Record):
     def from_json(cls, text: str) -> View:
         if not text:
             return cls()
-        data = json.loads(text)
+        data = load_json(text)
         return cls(data["sums"], data["latest"], data["sets"], data["registers"])
 
 
@@ -318,7 +319,7 @@ def parse_line(raw: bytes) -> dict[str, Any] | None:
     if not raw:
         return None
     try:
-        rec = json.loads(raw)
+        rec = load_json(raw)
     except (ValueError, UnicodeDecodeError):
         return None
     return rec if valid_record(rec) else None

@@ -20,12 +20,12 @@ applied here:
 """
 from __future__ import annotations
 
-import json
 import re
 from collections import deque
 from pathlib import Path
 from typing import Any
 
+from rose.text import load_json
 from rose.transcripts.markup import classify_user_text, has_rose_block
 from rose.transcripts.model import Agent, Conversation, Kind, Message, ToolOutcome
 from rose.transcripts.reading import MAX_CHARS, MAX_LINE_BYTES, Builder, as_text, compact_json, feed_all, iter_records
@@ -195,7 +195,7 @@ class CodexReader:
         if kind == "function_call":
             arguments = p.get("arguments")
             try:
-                text = compact_json(json.loads(arguments)) if isinstance(arguments, str) else compact_json(arguments)
+                text = compact_json(load_json(arguments)) if isinstance(arguments, str) else compact_json(arguments)
             except ValueError:
                 text = as_text(arguments)
         elif kind == "custom_tool_call":
@@ -290,7 +290,7 @@ def _parse_output(raw: Any) -> tuple[str, int | None, bool, bool]:
         return as_text(raw), None, failed, False
     if raw.startswith('{"output"') or (raw.startswith("{") and '"metadata"' in raw):
         try:
-            obj = json.loads(raw)
+            obj = load_json(raw)
         except ValueError:
             obj = None
         if isinstance(obj, dict) and "output" in obj:

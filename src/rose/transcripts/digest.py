@@ -26,12 +26,12 @@ digest once more.
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 
+from rose.text import load_json
 from rose.redact import redact
 from rose.tokens import CHARS_PER_TOKEN, estimate
 from rose.transcripts.model import Conversation, Kind, Message, ToolOutcome
@@ -211,7 +211,7 @@ def _input_summary(tool: str, raw: str, scrub: Callable[[str], str] = redact) ->
     """A tool call's input on one short line: its command, path, pattern or URL when it has one."""
     text = raw
     try:
-        value = json.loads(raw)
+        value = load_json(raw)
     except ValueError:
         value = None
     if isinstance(value, dict):

@@ -21,12 +21,12 @@ failed.
 """
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from rose.text import load_json
 from rose.model import Outcome
 from rose.transcripts.model import Conversation, Kind, Message, ToolOutcome
 
@@ -209,7 +209,7 @@ def _classify(call: Message, result: Message | None) -> _Run:
 
 def _json(text: str) -> dict[str, Any]:
     try:
-        value = json.loads(text)
+        value = load_json(text)
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}

@@ -17,6 +17,7 @@ from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from rose.text import load_json
 from rose.terminal import printed
 from rose.text import may_hold_a_surrogate, repaired
 from rose.transcripts.errors import TranscriptError, TranscriptNotAFile, TranscriptNotFound, TranscriptUnreadable
@@ -119,7 +120,7 @@ def decode_record(raw: bytes, line_no: int, conv: Conversation) -> dict[str, Any
     if not text.strip():
         return None
     try:
-        obj = json.loads(text)
+        obj = load_json(text)
     except (ValueError, RecursionError):
         if not ends_line:
             conv.partial_last_line = True

@@ -24,6 +24,7 @@ import stat      # struct or zlib (1.0 M and 0.7 M instructions to import, of a 
 import sys       # credentials are read with int.from_bytes, the socket's name hashed here (_digest)
 import time
 
+from rose.text import load_json
 from rose import envvars  # a leaf module, no imports of its own beyond the stdlib
 from rose.ownership import not_own, unsafe_parents  # another
 
@@ -202,7 +203,7 @@ def request(sock: str, message: dict[str, Any], timeout: float) -> dict[str, Any
     if not isinstance(data, bytes):
         return None
     try:
-        reply = json.loads(data)
+        reply = load_json(data)
     except ValueError:
         return None
     return reply if isinstance(reply, dict) and "error" not in reply else None

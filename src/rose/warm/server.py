@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rose.text import load_json
 from rose import envvars, errors
 
 IDLE_EXIT_S = envvars.number(os.environ.get(envvars.WARM_IDLE_S), envvars.WARM_IDLE_DEFAULT_S)  # exit after this long idle
@@ -298,7 +299,7 @@ class _Handler(socketserver.StreamRequestHandler):
         from rose.warm.client import RAW_REPLY
 
         try:
-            message = json.loads(self.rfile.readline(MAX_REQUEST_BYTES))
+            message = load_json(self.rfile.readline(MAX_REQUEST_BYTES))
             if message.get("op") == "hook" and message.get("reply") == "raw":   # the lean client: no json there
                 self.wfile.write(RAW_REPLY + self._hook(message).encode("utf-8", "surrogateescape") + b"\n")
                 return

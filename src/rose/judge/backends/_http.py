@@ -18,6 +18,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from rose.text import load_json
 from rose.judge.errors import FailureKind, JudgeFailure
 
 USER_AGENT = "rose-judge/1"
@@ -48,7 +49,7 @@ def post_json(url: str, body: dict[str, Any], headers: dict[str, str], timeout_s
         raise JudgeFailure(FailureKind.HTTP, f"broken response from {url}: {exc!r}") from None
     ms = int((time.monotonic() - start) * 1000)
     try:
-        return json.loads(raw), raw, ms
+        return load_json(raw), raw, ms
     except ValueError:
         raise JudgeFailure(FailureKind.UNPARSEABLE, f"{url} answered non-JSON: {raw[:200]!r}") from None
 
@@ -65,7 +66,7 @@ def _read(exc: urllib.error.HTTPError) -> str:
 def _error_message(text: str) -> str:
     """The API's own error message when the body is the usual {"error": {"message": ...}} shape."""
     try:
-        body = json.loads(text)
+        body = load_json(text)
     except ValueError:
         return text[:300] or "(empty body)"
     error = body.get("error") if isinstance(body, dict) else None

@@ -24,6 +24,7 @@ import json
 import tempfile
 from collections.abc import Mapping
 
+from rose.text import load_json
 from rose.config import AgentSettings
 from rose.judge.backends import _proc
 from rose.judge.backends.base import Backend, BackendReply, BackendRequest
@@ -71,7 +72,7 @@ class ClaudeCli(Backend):
 
 def parse_output(done: _proc.Finished) -> BackendReply:
     try:
-        result = json.loads(done.stdout)
+        result = load_json(done.stdout)
     except ValueError:
         result = None
     if not isinstance(result, dict):
@@ -91,7 +92,7 @@ def parse_output(done: _proc.Finished) -> BackendReply:
         # No StructuredOutput call: accept the final text only if it is itself a JSON object.
         text = result.get("result")
         try:
-            data = json.loads(text) if isinstance(text, str) else None
+            data = load_json(text) if isinstance(text, str) else None
         except ValueError:
             data = None
         if not isinstance(data, dict):

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rose.text import load_json
 from rose.config import AgentSettings
 from rose.judge import schema as sch
 from rose.judge.backends import _proc
@@ -80,7 +81,7 @@ def parse_output(done: _proc.Finished, last: str) -> BackendReply:
     if not text:
         raise JudgeFailure(FailureKind.UNPARSEABLE, "codex wrote no last message")
     try:
-        data = json.loads(text)
+        data = load_json(text)
     except ValueError:
         raise JudgeFailure(FailureKind.UNPARSEABLE, f"last message is not JSON: {_proc.tail(text)!r}") from None
     return BackendReply(data=data, raw=text, input_tokens=input_tokens, output_tokens=output_tokens)
@@ -90,7 +91,7 @@ def _events(stdout: str) -> list[dict[str, Any]]:
     out = []
     for line in stdout.splitlines():
         try:
-            event = json.loads(line)
+            event = load_json(line)
         except ValueError:
             continue
         if isinstance(event, dict):

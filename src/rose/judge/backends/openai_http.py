@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from rose.text import load_json
 from rose.config import AgentSettings
 from rose.judge import schema as sch
 from rose.judge.backends import _http
@@ -69,7 +70,7 @@ class OpenAIHttp(Backend):
         if not isinstance(content, str) or not content.strip():
             raise JudgeFailure(FailureKind.UNPARSEABLE, "empty message content")
         try:
-            data = json.loads(_unfence(content))
+            data = load_json(_unfence(content))
         except ValueError:
             raise JudgeFailure(FailureKind.UNPARSEABLE, f"content is not JSON: {content[:200]!r}") from None
         return BackendReply(data=data, raw=content, **counts)
