@@ -118,6 +118,8 @@ def test_a_committed_symlink_in_the_store_never_makes_rose_write_outside(project
     run_rose("init", cwd=project)
     assert run_rose("add", "Deploy with the blue-green script, never by hand", "--family", "deploy",
                     cwd=project).returncode == 0
+    assert run_rose("add", "Deploys are announced in the releases channel first", "--family", "deploy",
+                    "--scope", "global", cwd=project).returncode == 0      # the user's own lesson, in ~/.rose
     outside = tmp_path / "users-own-folder"
     outside.mkdir()
     (outside / "keep.txt").write_text("the user's file\n", encoding="utf-8")
@@ -134,7 +136,9 @@ def test_a_committed_symlink_in_the_store_never_makes_rose_write_outside(project
     before = _tree(outside)
 
     data = _prompt(project, "how do we deploy?")
-    assert "hookSpecificOutput" not in data or "blue-green" not in json.dumps(data)
+    assert "blue-green" not in json.dumps(data)                           # the repository's store: refused
+    assert "releases channel" in data["hookSpecificOutput"]["additionalContext"]   # the user's own: still served
+    assert "symbolic link" in data["systemMessage"]
     for args in (["add", "Always tag releases"], ["status"], ["list"], ["learn"]):
         out = run_rose(*args, cwd=project)
         assert out.returncode != 0 and "symbolic link" in out.stderr and "Traceback" not in out.stderr, out

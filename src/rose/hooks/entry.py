@@ -242,9 +242,18 @@ def prompt_deadline(deadline_s: float) -> Deadline:
 def on_prompt(event: HookEvent) -> dict[str, Any]:
     if event.synthetic or not event.prompt.strip():
         return {}
-    layers = _layers(event)
+    from rose.errors import UnsafeStore
+
+    try:
+        layers, refused = _layers(event), ""
+    except UnsafeStore as exc:   # the repository's store is refused; the user's own lessons are still served
+        from pathlib import Path
+
+        from rose.store import Layers
+
+        layers, refused = Layers.users_own(Path(event.cwd)), f"skipped this repository's store: {exc}"
     if layers.empty:
-        return {}
+        return {"systemMessage": f"⋯ ROSE · {refused}"} if refused else {}
     from rose.recall import recall
 
     settings = layers.settings()
@@ -273,6 +282,8 @@ def on_prompt(event: HookEvent) -> dict[str, Any]:
                 raise
             result = serve()
         notice = _with_config_note(owner, settings, result.notice)
+        if refused:
+            notice = f"{notice} · {refused}" if notice else f"⋯ ROSE · {refused}"
     finally:
         layers.close()  # the warm helper serves many prompts: never leak a connection per prompt
     from rose.hooks.adapters import additional_context

@@ -297,6 +297,15 @@ class Layers(Record):
             refused=refused,
         )
 
+    @classmethod
+    def users_own(cls, cwd: Path) -> Layers:
+        """The user's global store alone, for a folder whose repository store is refused (UnsafeStore): a
+        repository's prank costs its own lessons, never the user's."""
+        glob = global_root()
+        refused = own_store_problem(glob)
+        return cls(project=None, global_=Store(glob, Scope.GLOBAL) if glob.is_dir() and refused is None else None,
+                   cwd=cwd.resolve(), refused=refused)
+
     def project_root(self) -> Path:
         """The repository the project store is about (its folder, not the store's)."""
         if self.project is not None and not self.personal:
