@@ -328,6 +328,8 @@ def test_a_rule_in_a_script_without_spaces_can_be_grounded() -> None:
     assert ungrounded("好的", "测试前运行迁移", "每次测试前先运行数据库迁移。") is not None
     assert ungrounded("use pnpm, not npm", "Package manager", "This repository uses pnpm.") is None
     assert ungrounded("never do that", "Package manager", "Never use npm here.") is not None
+    assert ungrounded("use pnpm", "Package manager", "This repository uses pnpm.") is None   # terse, but a rule
+    assert ungrounded("do it", "Package manager", "Do it with pnpm.") is not None            # a reply
 
 
 def test_a_verifier_that_does_not_answer_rejects(no_cache_settings: Layers, tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Minting: what a session taught, grounded in what was actually said (seed 003's extraction, checked in code).
 
     lessons       only user corrections and stated rules, at most 3, each with a verbatim user quote that must be
-                  found, in code, in a real user turn, state the rule (`ungrounded`: three words or more, one of
+                  found, in code, in a real user turn, state the rule (`ungrounded`: two words or more, one of
                   them the lesson's), and then pass the verify call
     orientation   how the subject works: cites 1-4 real user or tool messages, verified
     experience    150-600 words in four sections, with the session's outcome and 1-6 evidence handles, behind a
@@ -29,7 +29,7 @@ CONFIDENCE = {"high": 0.9, "medium": 0.6}
 EXPERIENCE_MIN_TOOL_RESULTS = 8                  # value gate for an outcome-unknown trajectory (seed 003)
 EXPERIENCE_MIN_TOKENS = 8000
 MESSAGE_TEXT_CAP = 4000                          # per message sent to extract; quotes are checked on the full text
-QUOTE_MIN_WORDS = 3                              # "yes", "do it", "wrong": a reply, not a rule
+QUOTE_MIN_WORDS = 2                              # "yes", "wrong": a reply, not a rule ("use pnpm" is one)
 TURN_CONTEXT_CHARS = 1500                        # of the quoted message either side of the quote, for the scope call
 # a word is a run of letters or digits; a CJK character is a word by itself (those scripts write no spaces)
 _WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_]+")
@@ -154,7 +154,7 @@ def mint(layers: Layers, conversation: Any, judge: Judge, settings: Settings, *,
 
 def ungrounded(quote: str, title: str, body: str) -> str | None:
     """Why a verbatim quote cannot ground this lesson, or None. A quote grounds a lesson when it states the rule:
-    three words or more, and a word of its subject in the lesson's title or body (a word counted by its first four
+    two words or more, and a word of its subject in the lesson's title or body (a word counted by its first four
     letters, so tests/testing match; stop words and a reply's framing never count). A one-word reply found in a user
     turn ("yes") would otherwise carry whatever the extractor wrote, from the repository's text, as the user's rule."""
     words = _WORD.findall(quote)

@@ -137,7 +137,7 @@ reading the code do not qualify, and nothing already in the existing lessons lis
 First decide: LEARN if at least one such lesson exists, else NONE (then `lessons` is empty). Return at most
 {MAX_LESSONS} lessons: one strong lesson beats three weak ones. Each carries `quote`: the user's own words copied
 verbatim (exact characters) from one user message that states or corrects it; a lesson without a verbatim quote is
-not a lesson. The quote states the rule itself, at least three words naming its subject: "yes", "do it" or "wrong"
+not a lesson. The quote states the rule itself, at least two words, one naming its subject: "yes", "do it" or "wrong"
 alone ground nothing. confidence: high for a direct correction, medium for a stated preference. scope: global only when it is
 clearly about how this user works everywhere or about a tool used anywhere; project otherwise.
 
