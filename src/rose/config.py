@@ -574,7 +574,6 @@ CACHE_VERSION = 2
 
 
 def _cached_overrides(paths: list[Path], cache: Path) -> list[tuple[str, Any, list[dict[str, str]]]] | None:
-
     try:
         from rose.store import reader
 

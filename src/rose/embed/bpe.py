@@ -43,7 +43,6 @@ class Rules:
 
     @classmethod
     def load(cls, path: Path) -> Rules | None:
-
         with open(path, "rb") as f:
             return cls.of(load_json(f.read()))
 

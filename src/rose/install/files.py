@@ -141,7 +141,7 @@ def _ignore_locally(backup: Path, ignored: bool) -> None:
         exclude.parent.mkdir(parents=True, exist_ok=True)
         _write(exclude, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"), mode_from=exclude)
     except (OSError, UnicodeDecodeError):
-        pass
+        pass   # best effort: an unreadable exclude file costs only an untracked backup showing in git status
 
 
 def _mode(path: Path) -> int:

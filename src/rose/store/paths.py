@@ -53,7 +53,7 @@ def own_store_problem(root: Path | None = None) -> str | None:
         try:
             why = _not_trusted(os.stat(root / CONFIG_NAME), uid, root / CONFIG_NAME)
         except FileNotFoundError:
-            pass
+            pass   # no config.yaml: no settings to trust or refuse
         except OSError as exc:
             why = f"{root / CONFIG_NAME} cannot be inspected ({exc.strerror or exc})"
     if why is None:
