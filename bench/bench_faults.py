@@ -159,8 +159,13 @@ def mutate(rng: random.Random, base: dict, paths: list[str], cwd: Path) -> bytes
     return json.dumps(data, ensure_ascii=rng.random() < 0.5).encode()
 
 
-def break_store(rng: random.Random, folder: Path) -> str:
+def break_store(rng: random.Random, folder: Path, env: dict[str, str]) -> str:
+    from rose import environment
+    from rose.store.paths import local_root
+
     store = folder / ".rose"
+    with environment.using(env, str(folder)):   # the hook's ROSE_HOME: where it keeps this store's index
+        index = local_root(store) / "index.db"
     how = rng.choice(["healthy", "healthy", "nodes-is-file", "index-is-dir", "bad-config", "corrupt-lessons",
                       "no-store", "locked-index"])
     if how == "nodes-is-file":
@@ -168,10 +173,10 @@ def break_store(rng: random.Random, folder: Path) -> str:
         (store / "nodes").write_text("not a folder")
     elif how == "index-is-dir":
         for suffix in ("", "-wal", "-shm"):
-            p = Path(str(store / "index.db") + suffix)
+            p = Path(str(index) + suffix)
             if p.is_file():
                 p.unlink()
-        (store / "index.db").mkdir(exist_ok=True)
+        index.mkdir(parents=True, exist_ok=True)
     elif how == "bad-config":
         (store / "config.yaml").write_bytes(rng.choice([b"recall: [1, 2", b"\xff\xfe", b"- a\n- b\n",
                                                         b"recall: {max_pack_tokens: lots, future: 1}\n"]))
@@ -203,7 +208,7 @@ def fuzz(tmp: Path, count: int, workers: int) -> dict:
         folder = tmp / "fuzz" / f"case{i % (workers * 4)}-{threading.get_ident()}"
         shutil.rmtree(folder, ignore_errors=True)
         shutil.copytree(pristine, folder, symlinks=True)
-        how = break_store(random.Random(i), folder) if breakage < 0.5 else "healthy"
+        how = break_store(random.Random(i), folder, env) if breakage < 0.5 else "healthy"
         payload = stdin.replace(str(pristine).encode(), str(folder).encode())
         start = time.monotonic()
         try:

@@ -242,11 +242,10 @@ def measure(bench: Bench, size: int, only: str = "all", stores: Path | None = No
     if not prompts:
         return fig
 
-    # a fresh clone of a repository that commits its store: the lessons, no index.db
+    # a fresh clone of a repository that commits its store: the lessons; its index and the rest of this machine's
+    # record of a store live outside it (rose.store.paths.local_root), so the clone at a new path has none
     clone = bench.tmp / f"clone{size}"
-    machine_local = {"sessions", "cache", "locks", "logs", "queue"}   # at the store's top only: a family may be "cache"
-    shutil.copytree(project / ".rose", clone / ".rose", ignore=lambda folder, names: [
-        n for n in names if n.startswith("index.db") or (Path(folder) == project / ".rose" and n in machine_local)])
+    shutil.copytree(project / ".rose", clone / ".rose")
     fresh = {**bench.env, "TMPDIR": str(bench.tmp / f"sockc{size}")}
     Path(fresh["TMPDIR"]).mkdir()
     fig["fresh clone first prompt"], fig["fresh clone first prompt (wall)"], out = bench.prompt(clone, fresh, 0)

@@ -6,7 +6,9 @@ import re
 import stat
 from pathlib import Path
 
-from tests.conftest import run_rose_here as run_rose, write_own_config
+from rose.store.paths import local_root
+from tests.conftest import run_rose_here as run_rose
+from tests.conftest import write_own_config
 from tests.support.mock_model_server import MockModelServer
 
 GITHUB = "ghp_" + "Zr8Qm2Lk9Xw4Tb7Vn3Jc6Hd1Fs5Gy0Pa2Ue"
@@ -25,14 +27,14 @@ def test_the_report_holds_versions_config_doctor_and_what_mentions_the_topic_red
         write_own_config(f"agent:\n  backend: openai\n  openai_base_url: {mock.openai_base_url}\n"
                          f"# my token, pasted here by mistake: {GITHUB}\n")
         assert run_rose("init", cwd=project).returncode == 0
-        events = project / ".rose" / "events.jsonl"
+        events = local_root(project / ".rose") / "events.jsonl"
         with events.open("a") as handle:   # written by hand, as an older rose or another tool might have
             handle.write(json.dumps({"ts": "2026-01-02T03:04:05Z", "kind": "judge", "call": "assess", "ok": False,
                                      "error": f"judge timeout after 30s calling with key {AWS}"}) + "\n")
             handle.write(json.dumps({"ts": "2026-01-02T03:05:00Z", "kind": "inject", "session": "s1",
                                      "tokens": 120, "served": ["n_aaaaaa"]}) + "\n")
-        (project / ".rose" / "logs").mkdir(exist_ok=True)
-        (project / ".rose" / "logs" / "learner.log").write_text(
+        (local_root(project / ".rose") / "logs").mkdir(exist_ok=True)
+        (local_root(project / ".rose") / "logs" / "learner.log").write_text(
             f"2026-01-02T03:04:06 [12] judge timeout: slack said {SLACK}\n2026-01-02T03:04:07 [12] all good\n")
         out = project / "report.md"
         cp = run_rose("report", "--about", "judge timeout", "--out", str(out), "--json", cwd=project,

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from rose.store.paths import local_root
+
 HANG_S = 120   # only a hang reaches this
 
 
@@ -81,14 +83,15 @@ def test_the_watchdog_ends_the_hook_even_when_its_folder_was_removed(tmp_path: P
     assert "ran out of time" in json.loads(proc.stdout)["systemMessage"]
 
 
-def test_the_watchdog_logs_its_skip_without_loading_the_redactor(tmp_path: Path) -> None:
+def test_the_watchdog_logs_its_skip_without_loading_the_redactor(tmp_path: Path, monkeypatch) -> None:
     from rose.model import Scope
     from rose.store import Store
 
+    monkeypatch.setenv("ROSE_HOME", str(tmp_path / "home-store"))   # the hook's own (_stuck_hook)
     Store.create(tmp_path / ".rose", Scope.PROJECT).close()
     (tmp_path / ".git").mkdir()
     proc = _stuck_hook(tmp_path, "sys.modules['rose.redact'] = None   # importing the redactor now fails")
     assert proc.returncode == 0, proc.stderr
     assert "ran out of time" in json.loads(proc.stdout)["systemMessage"]
-    events = [json.loads(line) for line in (tmp_path / ".rose" / "events.jsonl").read_text().splitlines()]
+    events = [json.loads(line) for line in (local_root(tmp_path / ".rose") / "events.jsonl").read_text().splitlines()]
     assert any(e["kind"] == "skip" and "budget" in e["reason"] for e in events)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from rose.store.paths import local_root
 from tests.conftest import run_rose
 
 FIXTURES = Path(__file__).parent / "fixtures" / "payloads"
@@ -65,8 +66,8 @@ def test_a_broken_store_fails_open(taught: Path) -> None:
     store = taught / ".rose"
     shutil.rmtree(store / "nodes")
     (store / "nodes").write_text("not a folder", encoding="utf-8")
-    (store / "index.db").unlink()
-    (store / "index.db").mkdir()
+    (local_root(store) / "index.db").unlink()
+    (local_root(store) / "index.db").mkdir()
     out = hook("claude", "UserPromptSubmit", payload("claude", "UserPromptSubmit", taught, prompt="retry"), taught)
     data = json.loads(out.stdout)
     assert "recall failed" in data["systemMessage"]
@@ -94,7 +95,8 @@ def test_rose_child_makes_every_hook_a_silent_no_op(taught: Path) -> None:
     for event in ("UserPromptSubmit", "PreCompact", "Stop", "SessionEnd"):
         out = hook("claude", event, payload("claude", event, taught), taught, env={"ROSE_CHILD": "1"})
         assert out.stdout == "" and out.stderr == ""
-    assert not (taught / ".rose" / "sessions").exists() or not any((taught / ".rose" / "sessions").iterdir())
+    sessions = local_root(taught / ".rose") / "sessions"
+    assert not sessions.exists() or not any(sessions.iterdir())
 
 
 def test_synthetic_prompts_are_not_recalled_for(taught: Path) -> None:

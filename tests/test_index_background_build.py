@@ -24,9 +24,9 @@ def _clone(layers: Layers, n: int) -> Path:
     store = layers.project
     store.save_many(make_nodes(n))
     store.close()
-    for name in os.listdir(store.root):
+    for name in os.listdir(store.local):
         if name.startswith("index.db"):
-            os.unlink(store.root / name)
+            os.unlink(store.local / name)
     return store.root
 
 
@@ -74,4 +74,4 @@ def test_the_detached_job_builds_the_index(layers: Layers) -> None:
             store.close()
 
     wait_until(lambda: indexed() == 40 and not build.running(root), "the background build to finish")
-    assert (root / "logs" / "index-build.log").exists()
+    assert (layers.project.logs_dir / "index-build.log").exists()

@@ -212,9 +212,12 @@ def test_project_store_is_found_by_walking_up(layers: Layers, project: Path) -> 
 
 
 def test_the_global_store_is_never_taken_for_a_project_store(isolated_home: Path) -> None:
-    (isolated_home / ".rose").mkdir()
+    (isolated_home / ".rose" / "local").mkdir(parents=True)   # only repository stores' machine-local state
     inside = isolated_home / "code"
     inside.mkdir()
+    found = Layers.discover(inside)
+    assert found.project is None and found.global_ is None     # no lessons, no settings: no global store yet
+    (isolated_home / ".rose" / "nodes").mkdir()
     found = Layers.discover(inside)
     assert found.project is None
     assert found.global_ is not None

@@ -94,11 +94,10 @@ def test_a_disk_error_in_the_middle_of_a_batch_keeps_every_earlier_batch(layers:
     store.save_many(nodes[40:80])
     saved, ids = _record_files(store), {n.id for n in nodes[:80]}
     failing = _FailingWrites(after=17)
-    monkeypatch.setattr(atomic_module, "os", failing.bind())
-    with pytest.raises(OSError) as raised:
+    with monkeypatch.context() as patched, pytest.raises(OSError) as raised:   # (the test's isolation stays)
+        patched.setattr(atomic_module, "os", failing.bind())
         store.save_many([_copy(n) for n in nodes[80:]])
     assert raised.value.errno == errno.ENOSPC and failing.calls == 17   # reported at the lesson that failed
-    monkeypatch.undo()
     _assert_only(store, saved, ids)
     again = Store(store.root, store.scope)
     try:

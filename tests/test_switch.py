@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rose.store.paths import local_root
 from tests.conftest import run_rose_here as run_rose
 
 
@@ -57,7 +58,7 @@ def test_the_session_end_hook_reads_no_transcript_and_imports_no_reader(project:
             "if m in sys.modules]; assert not heavy, heavy")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=project)
     assert out.returncode == 0, out.stderr
-    assert list((project / ".rose" / "queue").glob("*.json"))
+    assert list((local_root(project / ".rose") / "queue").glob("*.json"))
 
 
 def test_the_commands_that_show_what_the_hooks_would_do_say_first_that_rose_is_off(project: Path) -> None:

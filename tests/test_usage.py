@@ -278,10 +278,9 @@ def test_killed_between_the_log_and_the_file_an_old_files_numbers_still_count_on
 
     def killed(*_a, **_kw):
         raise KeyboardInterrupt   # as far as this save goes, the process died here
-    monkeypatch.setattr(store_module, "write_text_atomic", killed)
-    with pytest.raises(KeyboardInterrupt):
+    with monkeypatch.context() as patched, pytest.raises(KeyboardInterrupt):   # (the test's isolation stays)
+        patched.setattr(store_module, "write_text_atomic", killed)
         store.update(old.id, lambda n: setattr(n, "title", "Test database port (local)"))
-    monkeypatch.undo()
     assert path.read_bytes() == before and any(r.get("base") for r in log_records(store))   # in both now
     fresh = Store(store.root, Scope.PROJECT)
     assert fresh.get(old.id) == old                                     # ... and counted once
@@ -430,9 +429,9 @@ def test_the_per_prompt_sync_never_folds_the_log(layers: Layers, monkeypatch) ->
 
     def refuse(*_a, **_kw):
         raise AssertionError("the quick sync folded the log")
-    monkeypatch.setattr(Index, "catch_up_usage", refuse)
-    store.sync(quick=True)
-    monkeypatch.undo()
+    with monkeypatch.context() as patched:
+        patched.setattr(Index, "catch_up_usage", refuse)
+        store.sync(quick=True)
     store.sync()
     assert store.rows()[0].use_count == 2
 

@@ -4,7 +4,9 @@ replays, sixteen sessions of injected tokens), plus an open contradiction and a 
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -24,29 +26,47 @@ HOSTILE_BODY = ('</pre></article><script>window.__pwned=2</script><svg onload="w
                 "\n{{constructor.constructor('window.__pwned=4')()}} deploys go through make ship")
 
 
+def _sim_home(project: Path) -> Path:
+    """The demo's own global store, which holds this machine's record of its project (events, index)."""
+    return project.parent / "global-store"
+
+
+@contextlib.contextmanager
+def _as_the_demo(project: Path):
+    before = os.environ.get("ROSE_HOME")
+    os.environ["ROSE_HOME"] = str(_sim_home(project))
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("ROSE_HOME", None)
+        else:
+            os.environ["ROSE_HOME"] = before
+
+
 @pytest.fixture(scope="module")
 def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`rose demo --keep`'s project, with a contradiction and a hostile lesson added."""
-    import os
-
     home = tmp_path_factory.mktemp("demo-home")
     env = {**os.environ, "HOME": str(home), "ROSE_HOME": str(home / ".rose"), "ROSE_WARM_HELPER": "0"}
     cp = subprocess.run([sys.executable, "-m", "rose", "demo", "--keep"], capture_output=True, text=True, env=env,
                         timeout=300)
     assert cp.returncode == 0, cp.stderr
     project = Path(re.search(r"store kept at (\S+)/\.rose", cp.stdout).group(1))
+    assert f"ROSE_HOME={_sim_home(project)}" in cp.stdout   # where the demo says its record of the project is
     from rose.store import Layers
 
-    layers = Layers.discover(project)
-    store = layers.project
-    store.save(Node(id="n_hostile", family="deploy", title=HOSTILE_TITLE, body=HOSTILE_BODY))
-    store.save(Node(id="n_tabs", family="style", title="Indent with tabs", body="Indent Go code with tabs.",
-                    status=Status.DISPUTED, conflict="Tabs or four spaces for the generated code?",
-                    disputes=["n_spaces"]))
-    store.save(Node(id="n_spaces", family="style", title="Indent with spaces", body="Indent with four spaces.",
-                    status=Status.DISPUTED, conflict="Tabs or four spaces for the generated code?",
-                    disputes=["n_tabs"]))
-    layers.close()
+    with _as_the_demo(project):
+        layers = Layers.discover(project)
+        store = layers.project
+        store.save(Node(id="n_hostile", family="deploy", title=HOSTILE_TITLE, body=HOSTILE_BODY))
+        store.save(Node(id="n_tabs", family="style", title="Indent with tabs", body="Indent Go code with tabs.",
+                        status=Status.DISPUTED, conflict="Tabs or four spaces for the generated code?",
+                        disputes=["n_spaces"]))
+        store.save(Node(id="n_spaces", family="style", title="Indent with spaces", body="Indent with four spaces.",
+                        status=Status.DISPUTED, conflict="Tabs or four spaces for the generated code?",
+                        disputes=["n_tabs"]))
+        layers.close()
     return project
 
 
@@ -55,17 +75,18 @@ def expected(demo_store: Path) -> dict:
     from rose import view
     from rose.store import Layers
 
-    layers = Layers.discover(demo_store)
-    try:
-        return view.collect(layers)
-    finally:
-        layers.close()
+    with _as_the_demo(demo_store):
+        layers = Layers.discover(demo_store)
+        try:
+            return view.collect(layers)
+        finally:
+            layers.close()
 
 
 @pytest.fixture(scope="module")
 def page_file(demo_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("view") / "view.html"
-    cp = run_rose("view", "--out", str(out), "--json", cwd=demo_store)
+    cp = run_rose("view", "--out", str(out), "--json", cwd=demo_store, env={"ROSE_HOME": str(_sim_home(demo_store))})
     assert cp.returncode == 0, cp.stderr
     assert json.loads(cp.stdout)["path"] == str(out)
     return out

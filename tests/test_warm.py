@@ -6,8 +6,8 @@ import contextlib
 import json
 import os
 import subprocess
-import tempfile
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import asdict
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from rose.store.paths import local_root
 from tests.conftest import run_rose
 from tests.support.processes import alive, helpers_under
 
@@ -97,7 +98,7 @@ def test_the_helper_answers_hooks_and_dense_queries_then_exits_when_idle(project
         assert json.loads(client.run_hook(["claude", "UserPromptSubmit"], b"not json", 60))["systemMessage"].startswith(
             "⋯ ROSE · skipped")
         # dense ranks come back from the loaded model (it loads in the background when the helper starts)
-        db = str(project / ".rose" / "index.db")
+        db = str(local_root(project / ".rose") / "index.db")
         run_rose("index", cwd=project)
         embed = {k: getattr(v, "value", v) for k, v in asdict(EmbedSettings()).items()}
         reply = None

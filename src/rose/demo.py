@@ -57,7 +57,8 @@ def run_demo(keep: bool, out: TextIO) -> int:
         say(f"demo finished in {time.monotonic() - started:.1f}s: {sim.n} sessions through the real hooks and "
             "learner, every judgement simulated offline (rose.sim).")
         if keep:
-            say(f"store kept at {sim.project / '.rose'}  (try: rose tree --cwd {sim.project})")
+            home = sim.root / "global-store"   # the demo's own: this machine's record of the project is under it
+            say(f"store kept at {sim.project / '.rose'}  (try: ROSE_HOME={home} rose view --cwd {sim.project})")
         return 0
     finally:
         if not keep:

@@ -1,6 +1,7 @@
 """`rose doctor`: what is set up, what is broken, and the one thing to do about it. Each check is a typed record."""
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 
@@ -64,6 +65,11 @@ DAMAGED_HINT = ("derived from the lesson files: the next prompt or command that 
                 "builds it again, `rose index --rebuild` does it now")
 
 
+# what an earlier rose kept inside a repository's .rose/, now under the user's own store (store.paths.local_root)
+EARLIER_LOCAL = ("index.db", "sessions", "queue", "judge-cache.json", "events.jsonl", "evolution", "cache", "logs",
+                 "locks")
+
+
 def _store_checks(layers: Layers) -> list[Check]:
     from rose.store.index import damaged
     from rose.store.layers import repository_root, switched_off
@@ -74,7 +80,12 @@ def _store_checks(layers: Layers) -> list[Check]:
     if off:   # the hooks inject and learn nothing here: the first thing a user asking "why nothing?" needs
         out.append(Check("switched off", Level.WARN, f"rose is off in {repository} ({off}): `rose on` switches it back"))
     if layers.project is None:
-        out.append(Check("project store", Level.WARN, f"none at or above {layers.cwd}: `rose init` creates one"))
+        from rose.store.layers import find_project_root
+
+        waiting = find_project_root(layers.cwd) if layers.refused is not None else None
+        out.append(Check("project store", Level.WARN, f"{waiting} is not used while your own store is refused (it "
+                         "keeps this machine's record of the store)" if waiting else
+                         f"none at or above {layers.cwd}: `rose init` creates one"))
     if layers.refused is not None:   # another user's, or open to them: its lessons and settings are not the user's
         out.append(Check("global store", Level.FAIL, layers.refused))
     elif layers.global_ is None:
@@ -93,6 +104,11 @@ def _store_checks(layers: Layers) -> list[Check]:
             out.append(Check(name, Level.FAIL, f"{store.index_db_path} is damaged ({DAMAGED_HINT})"))
             continue
         out.append(Check(name, Level.OK, f"{store.root}: {count} lessons indexed"))
+        left = [n for n in EARLIER_LOCAL if store.local != store.root and os.path.lexists(store.root / n)]
+        if left:
+            out.append(Check("earlier layout", Level.INFO, f"{store.root} holds {', '.join(left)} from an earlier "
+                             f"rose: never read now (this machine's record of the store is in {store.local}); "
+                             "safe to remove"))
         for rel, reason in report.problems:
             out.append(Check("corrupt file", Level.WARN, f"{store.root / rel}: {reason} (skipped, left as is)"))
         _episodes, bad = store.episodes()

@@ -188,9 +188,10 @@ def update_rule(routing_dir: Path, rule_id: str, change) -> Rule | None:
     """Read-modify-write one rule under a lock; None when it is gone (forgotten meanwhile)."""
     from rose.store.atomic import file_lock, write_text_atomic
     from rose.store.frontmatter import dump_yaml, load_yaml
+    from rose.store.paths import local_root
 
     path = routing_dir / f"{rule_id}.yaml"
-    with file_lock(routing_dir.parent / "locks" / f"routing-{rule_id}.lock", timeout_s=5.0):
+    with file_lock(local_root(routing_dir.parent) / "locks" / f"routing-{rule_id}.lock", timeout_s=5.0):
         if not path.is_file():
             return None
         try:

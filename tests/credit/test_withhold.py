@@ -60,7 +60,7 @@ def test_never_twice_in_a_row(layers: Layers) -> None:
     assert SessionState.load(layers.project, two).arms == {a.id: "served"}
     three = session_where(a.id, withheld=True, skip=(one, two))
     assert a.id in recall(layers, "deploy", session_id=three, settings=settings()).trace["withheld"]
-    assert (layers.project.root / "cache" / LAST_FILE).exists()
+    assert (layers.project.cache_dir / LAST_FILE).exists()
 
 
 def test_user_rules_only_when_the_user_opts_in(layers: Layers) -> None:

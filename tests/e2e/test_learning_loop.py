@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from rose.store.paths import local_root
 from tests.conftest import run_rose
 from tests.support import agent_clis
 from tests.support.mock_model_server import MockModelServer, RecordedRequest, Structured
@@ -94,13 +95,22 @@ def _learned(project: Path) -> bool:
     return any((project / ".rose" / "nodes").rglob("*.md")) and any((project / ".rose" / "episodes").glob("*.json"))
 
 
-def _idle(project: Path) -> bool:
+def _machine_local(project: Path, home: Path) -> Path:
+    """Where the agent's rose (ROSE_HOME of _user) keeps the project store's queue and logs."""
+    from rose import envvars
+
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(envvars.HOME, _user(home)["ROSE_HOME"])
+        return local_root(project / ".rose")
+
+
+def _idle(project: Path, home: Path) -> bool:
     """The learner started by the last session has finished: no queued work, no learner lock held."""
-    return not list((project / ".rose" / "queue").glob("*.json"))
+    return not list((_machine_local(project, home) / "queue").glob("*.json"))
 
 
-def _log(project: Path) -> str:
-    log = project / ".rose" / "logs" / "learner.log"
+def _log(project: Path, home: Path) -> str:
+    log = _machine_local(project, home) / "logs" / "learner.log"
     return log.read_text(encoding="utf-8") if log.exists() else "(no learner log)"
 
 
@@ -125,7 +135,7 @@ def test_claude_session_two_gets_what_session_one_taught(project: Path, tmp_path
         first = agent_clis.run_claude(["-p", CORRECTION, "--output-format", "json"], cwd=project, home=home,
                                       mock_url=mock.url)
         _ok(first, "claude session 1")
-        _wait_for(lambda: _learned(project), "the learner to write a lesson and an episode\n" + _log(project))
+        _wait_for(lambda: _learned(project), "the learner to write a lesson and an episode\n" + _log(project, home))
         _check_lesson(project)
         mock.clear()
         second = agent_clis.run_claude(["-p", SECOND_PROMPT, "--output-format", "json"], cwd=project, home=home,
@@ -135,7 +145,7 @@ def test_claude_session_two_gets_what_session_one_taught(project: Path, tmp_path
         assert any("retry_with_jitter" in r.body_text and "<rose-lessons>" in r.body_text for r in agent_turns), \
             "session 2's request did not carry the lesson session 1 taught"
         # session 2's own learner works against this mock too: let it finish before the mock goes away
-        _wait_for(lambda: _idle(project), "the second session's learner\n" + _log(project))
+        _wait_for(lambda: _idle(project, home), "the second session's learner\n" + _log(project, home))
         episodes = [json.loads(p.read_text()) for p in (project / ".rose" / "episodes").glob("*.json")]
         assert sorted(len(e["used"]) for e in episodes) == [0, 1]   # session 2 used what session 1 taught
 
@@ -152,7 +162,7 @@ def test_codex_session_two_gets_what_session_one_taught(project: Path, tmp_path:
         path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
         first = agent_clis.run_codex_exec([CORRECTION], cwd=project, home=home, env={"PATH": path})
         _ok(first, "codex session 1")
-        _wait_for(lambda: _learned(project), "the learner to write a lesson and an episode\n" + _log(project))
+        _wait_for(lambda: _learned(project), "the learner to write a lesson and an episode\n" + _log(project, home))
         _check_lesson(project)
         mock.clear()
         second = agent_clis.run_codex_exec([SECOND_PROMPT], cwd=project, home=home, env={"PATH": path})
@@ -161,6 +171,6 @@ def test_codex_session_two_gets_what_session_one_taught(project: Path, tmp_path:
         assert any("retry_with_jitter" in r.body_text and "<rose-lessons>" in r.body_text for r in agent_turns), \
             "session 2's request did not carry the lesson session 1 taught"
         # session 2's own learner works against this mock too: let it finish before the mock goes away
-        _wait_for(lambda: _idle(project), "the second session's learner\n" + _log(project))
+        _wait_for(lambda: _idle(project, home), "the second session's learner\n" + _log(project, home))
         episodes = [json.loads(p.read_text()) for p in (project / ".rose" / "episodes").glob("*.json")]
         assert sorted(len(e["used"]) for e in episodes) == [0, 1]   # session 2 used what session 1 taught

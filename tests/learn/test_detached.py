@@ -114,7 +114,7 @@ def test_one_session_is_never_processed_by_two_learners_at_once(layers: Layers, 
     shutil.copy(FIXTURES / "claude_rich.jsonl", transcript)
     path = enqueue(layers.project, Job(JobKind.SESSION_END, "s-lock", str(transcript), "claude", str(layers.cwd)))
     [(_p, job)] = queued(layers.project)
-    with file_lock(layers.project.root / "locks" / f"learn-{path.stem}.lock"):
+    with file_lock(layers.project.locks_dir / f"learn-{path.stem}.lock"):
         result = subprocess.run(
             [sys.executable, "-c", "import sys; from pathlib import Path; from rose.learn.jobs import queued;"
              "from rose.learn.learner import run_job; from rose.store import Store; from rose.model import Scope;"

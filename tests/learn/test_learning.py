@@ -13,7 +13,6 @@ from rose.config import ReflectionSettings, Settings
 from rose.hooks.entry import run as hook
 from rose.judge import FailureKind, Judge, JudgeFailure, Scripted
 from rose.learn import reflect
-from rose.transcripts.incremental import TurnCounts
 from rose.learn.consolidate import Action, NewLesson
 from rose.learn.jobs import queued
 from rose.learn.learner import run_queue
@@ -21,7 +20,9 @@ from rose.learn.teach import teach
 from rose.model import Node, Scope, Status
 from rose.recall import recall
 from rose.store import Layers
+from rose.store.paths import LOCAL_DIR
 from rose.store.sessions import Reflection
+from rose.transcripts.incremental import TurnCounts
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts"
 
@@ -486,8 +487,10 @@ def _global_lesson(layers: Layers) -> tuple[Node, dict[str, bytes]]:
 
 
 def _files(root: Path) -> dict[str, bytes]:
+    """The store's own files (not the machine-local state of repository stores kept under it: LOCAL_DIR)."""
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".db" not in p.name and "cache" not in p.parts}
+            if p.is_file() and ".db" not in p.name and "cache" not in p.parts
+            and p.relative_to(root).parts[0] != LOCAL_DIR}
 
 
 def _from_repository(body: str) -> NewLesson:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from rose.store.paths import local_root
 from tests.conftest import run_rose
 
 RETRY = "ROSE-MCP-RETRY: retry the flaky upload step with exponential backoff, 3 attempts, starting at 2 seconds"
@@ -141,7 +142,7 @@ def test_used_records_the_sessions_own_report(launcher: Path, taught: Path) -> N
                                     "cwd": str(taught), "hook_event_name": "UserPromptSubmit",
                                     "transcript_path": str(taught / "t.jsonl")}))
     assert cp.returncode == 0, cp.stderr
-    served = json.loads((taught / ".rose" / "sessions" / "s-mcp.json").read_text())
+    served = json.loads((local_root(taught / ".rose") / "sessions" / "s-mcp.json").read_text())
     ref = next(ref for ref, node in served["refs"].items() if node == _ids(taught)["ROSE-MCP-RETRY"])
 
     async def body(session):
@@ -150,7 +151,7 @@ def test_used_records_the_sessions_own_report(launcher: Path, taught: Path) -> N
 
     recorded, no_session = _session(launcher, taught, body)
     assert not recorded.is_error, _text(recorded)
-    report = json.loads((taught / ".rose" / "sessions" / "s-mcp.json").read_text())["reported"]
+    report = json.loads((local_root(taught / ".rose") / "sessions" / "s-mcp.json").read_text())["reported"]
     assert report["used"] == [_ids(taught)["ROSE-MCP-RETRY"]]
     assert no_session.is_error and "which session" in _text(no_session)
 
@@ -166,7 +167,7 @@ def test_used_takes_the_session_the_agent_started_the_server_for(launcher: Path,
     env = {**os.environ, "CLAUDE_CODE_SESSION_ID": "s-from-claude"}
     result = _session(launcher, taught, body, env=env)
     assert not result.is_error, _text(result)
-    report = json.loads((taught / ".rose" / "sessions" / "s-from-claude.json").read_text())["reported"]
+    report = json.loads((local_root(taught / ".rose") / "sessions" / "s-from-claude.json").read_text())["reported"]
     assert report["used"] == [ids["ROSE-MCP-CACHE"]]
 
 
@@ -210,7 +211,7 @@ def test_without_a_store_search_says_so_instead_of_failing(launcher: Path, proje
 def test_a_damaged_index_is_a_tool_error_that_says_so_and_the_next_call_works(launcher: Path, taught: Path) -> None:
     from tests.support.damage import damage_lessons_table
 
-    damage_lessons_table(taught / ".rose" / "index.db")
+    damage_lessons_table(local_root(taught / ".rose") / "index.db")
 
     async def body(session: Any) -> Any:
         return (await session.call_tool("search", {"query": "flaky upload retry backoff"}),

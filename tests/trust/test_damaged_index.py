@@ -12,8 +12,10 @@ import pytest
 from rose.model import Scope
 from rose.store import Layers, Store, global_root
 from rose.store.index import Index, damaged
+from rose.store.paths import local_root
 from tests.conftest import run_rose, run_rose_here
 from tests.support.damage import damage_lessons_table as _damage_lessons_table
+
 
 def _two_stores(project: Path) -> tuple[Path, Path]:
     run_rose_here("init", cwd=project)
@@ -21,7 +23,7 @@ def _two_stores(project: Path) -> tuple[Path, Path]:
                          cwd=project).returncode == 0
     assert run_rose_here("add", "Tag every release with ripgrep's version too.", "--title", "Release ripgrep",
                          "--scope", "global", cwd=project).returncode == 0
-    return project / ".rose" / "index.db", global_root() / "index.db"
+    return local_root(project / ".rose") / "index.db", global_root() / "index.db"
 
 
 def _prompt(project: Path, text: str) -> dict:

@@ -18,6 +18,7 @@ import pytest
 from rose.hooks import BUDGET_S, PROMPT_TIMEOUT_S
 from rose.store import Layers
 from rose.store.atomic import file_lock
+from rose.store.paths import local_root
 from tests.conftest import run_rose, write_own_config
 
 STANDIN = Path(__file__).resolve().parent.parent / "support" / "standin_model.py"
@@ -72,7 +73,7 @@ def test_a_model_that_never_answers_costs_one_deadline_not_one_per_fallback(proj
     # failure says), not how long anything took: wall time is the machine's load, the grants are rose's decision.
     from rose.store import events
 
-    calls = [e for e in events.read(project / ".rose" / "events.jsonl", kind="judge")]
+    calls = [e for e in events.read(local_root(project / ".rose") / "events.jsonl", kind="judge")]
     assert calls and all(e["failure"] == "timeout" for e in calls)
     granted = [_granted_s(e["detail"]) for e in calls]
     assert sum(granted) <= 2.0 + 1e-3, granted   # all the calls together had the one 2 s deadline, not 30 s each

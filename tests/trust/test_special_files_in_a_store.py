@@ -101,7 +101,7 @@ def _readers(kind: str, base: Path) -> dict[str, object]:
     out["queue"] = len(jobs.queued(store))
 
     store = fresh("judge")
-    cache_path = store.root / "judge-cache.json"
+    cache_path = store.judge_cache_path
     put(cache_path, reader.LOG, json.dumps({"format": 1, "seq": 1, "entries": {"k": {"answer": 1}}}))
     out["judge_cache"] = JudgeCache(cache_path).get("k")
 

@@ -18,7 +18,7 @@ MAX_PENDING = 20
 
 
 def _paths(owner: Store) -> tuple[Any, Any]:
-    return owner.root / "cache" / ANNOUNCE_FILE, owner.root / "locks" / "credit-announce.lock"
+    return owner.cache_dir / ANNOUNCE_FILE, owner.locks_dir / "credit-announce.lock"
 
 
 def announce(owner: Store, node_id: str, title: str, reason: str) -> None:

@@ -129,9 +129,9 @@ def _decide(store: Store, items: list[Item], record: SessionState, settings: Set
     from rose.store.atomic import file_lock
 
     cs = settings.credit
-    path = store.root / "cache" / LAST_FILE
+    path = store.cache_dir / LAST_FILE
     try:
-        with file_lock(store.root / "locks" / "credit-last.lock", timeout_s=store.wait_s):
+        with file_lock(store.locks_dir / "credit-last.lock", timeout_s=store.wait_s):
             last = _read(path)
             withheld, changed = [], {}
             for item in items:

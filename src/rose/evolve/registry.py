@@ -122,7 +122,7 @@ def artifact_id(kind: str, name: str, sources: list[str]) -> str:
 
 
 def folder(store: Store) -> Path:
-    return store.root / FOLDER
+    return store.local / FOLDER
 
 
 def registry_path(store: Store) -> Path:
@@ -162,7 +162,7 @@ def editing(store: Store) -> Iterator[list[Artifact]]:
     from rose.store.atomic import file_lock, private_dir, write_text_atomic
 
     path = registry_path(store)
-    with file_lock(store.root / "locks" / "evolution.lock", timeout_s=store.wait_s):
+    with file_lock(store.locks_dir / "evolution.lock", timeout_s=store.wait_s):
         if not _readable(path):
             raise RegistryUnreadable(f"{path} is not a registry rose can read: left as it is")
         items = read(store)

@@ -252,8 +252,9 @@ def on_prompt(event: HookEvent) -> dict[str, Any]:
         from rose.store import Layers
 
         layers, refused = Layers.users_own(Path(event.cwd)), f"skipped this repository's store: {exc}"
-    if layers.empty:
-        return {"systemMessage": f"⋯ ROSE · {refused}"} if refused else {}
+    if layers.empty:   # nothing to serve; a store refused (the repository's, or the user's own) is said
+        why = refused or layers.refused
+        return {"systemMessage": f"⋯ ROSE · {why}"} if why else {}
     from rose.recall import recall
 
     settings = layers.settings()
@@ -300,7 +301,7 @@ def _with_config_note(owner: Any, settings: Any, notice: str) -> str:
     from rose.errors import RoseError
 
     digest = hashlib.sha256("\n".join(p.line() for p in settings.problems).encode("utf-8", "replace")).hexdigest()
-    marker = owner.root / "cache" / "config-notice.json"
+    marker = owner.cache_dir / "config-notice.json"
     try:
         from rose.store import reader
 

@@ -66,8 +66,9 @@ def run_queue(store: Store, judge_factory: Callable[[Store, Settings], Judge] | 
     `outages_before` (the outages in a row so far), it stops once OUTAGE_STOP jobs in a row failed by an outage."""
     from rose.store.atomic import clean_stray_temps
 
-    with contextlib.suppress(OSError):
-        clean_stray_temps(store.root)   # left by writers that were killed between a temp file and its rename
+    for folder in dict.fromkeys((store.root, store.local)):
+        with contextlib.suppress(OSError):
+            clean_stray_temps(folder)   # left by writers that were killed between a temp file and its rename
     results = []
     outages = outages_before or 0
     for path, job in queued(store):
@@ -85,7 +86,7 @@ def run_job(store: Store, path: Path, job: Job,
             timer: Timer | None = None) -> JobResult:
     from rose.judge import Judge, JudgeFailure
 
-    lock = store.root / "locks" / f"learn-{path.stem}.lock"
+    lock = store.locks_dir / f"learn-{path.stem}.lock"
     try:
         with file_lock(lock, timeout_s=0.5), (timer() if timer else contextlib.nullcontext()):
             try:
@@ -397,7 +398,7 @@ def _store_at(root: Path) -> Store:
 
 
 def _has_due(root: Path, busy: set[str]) -> bool:
-    if not (root / "queue").is_dir():
-        return False
     store = _store_at(root)
+    if not store.queue_dir.is_dir():
+        return False
     return any(j.due() and str(p) not in busy for p, j in queued(store))

@@ -398,7 +398,7 @@ def _unfinished_consolidations(store: Store) -> list[tuple[str, str]]:
 
 
 def _state(store: Store) -> dict[str, Any]:
-    data = store.read_json(store.root / "cache" / STATE_FILE, {})
+    data = store.read_json(store.cache_dir / STATE_FILE, {})
     return data if isinstance(data, dict) else {}
 
 
@@ -446,7 +446,7 @@ def _consolidate_once(store: Store, judge: Judge, memory_type: str, now: datetim
     def decline(why: str) -> None:
         declined[key] = _fingerprint(a, b)
         state["declined"] = declined
-        store.write_json(store.root / "cache" / STATE_FILE, state, structural=True)
+        store.write_json(store.cache_dir / STATE_FILE, state, structural=True)
         report.declined += 1
         store.event(EventKind.RETENTION, action="consolidation declined", ids=[a.id, b.id], reason=why)
 

@@ -104,8 +104,9 @@ def read(path: Path) -> dict[str, Entry]:
         return {}
     except UnsafeFile as exc:   # read as empty, and said: the folder is the truth
         from rose.store.events import note_skips
+        from rose.store.paths import local_root
 
-        note_skips(path.parent.parent / "events.jsonl", "archive catalog", [exc.reason], 1.0)
+        note_skips(local_root(path.parent.parent) / "events.jsonl", "archive catalog", [exc.reason], 1.0)
         return {}
     live: dict[str, Entry] = {}
     for raw in data.split(b"\n"):

@@ -13,11 +13,13 @@ import sys
 import time
 from pathlib import Path
 
+from rose.store.paths import local_root
+
 BATCH_S = 2.0   # parsing between commits: prompts see progress, and no write transaction is held for long
 
 
 def _lock_path(root: Path) -> Path:
-    return root / "locks" / "index-build.lock"
+    return local_root(root) / "locks" / "index-build.lock"
 
 
 def _try_lock(root: Path) -> int | None:
@@ -41,7 +43,8 @@ def start(root: Path, scope: str) -> bool:
         return False
     from rose.detach import python_module, spawn_detached
 
-    return spawn_detached(python_module("rose.store.build", str(root), scope), root / "logs" / "index-build.log",
+    return spawn_detached(python_module("rose.store.build", str(root), scope),
+                          local_root(root) / "logs" / "index-build.log",
                           cwd=root) is not None
 
 

@@ -1191,7 +1191,7 @@ class Index:
                     raise UnsafeFile(path, f"grew by more than the {reader.LOG} bytes rose folds at once: not read")
                 handle = os.fdopen(fd, "rb")
             except UnsafeFile as exc:   # folded as far as it was; the lessons' files still say what they hold
-                note_skips(Path(self.root) / "events.jsonl", "usage log", [exc.reason], self.busy_timeout_s)
+                note_skips(Path(self.db_path).parent / "events.jsonl", "usage log", [exc.reason], self.busy_timeout_s)
                 return set(), mark["offset"] if mark is not None else 0
             except FileNotFoundError:
                 if mark is None:

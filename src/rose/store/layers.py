@@ -22,7 +22,7 @@ from rose.errors import NodeNotFound, RoseError, StoreNotFound
 from rose.model import Scope
 # where the stores live is its own module, below config and trust, which need it too (re-exported here)
 from rose.store.paths import GLOBAL_ENV as GLOBAL_ENV
-from rose.store.paths import STORE_DIR, global_root, own_store_problem
+from rose.store.paths import CONFIG_NAME, STORE_DIR, global_root, own_store_problem
 from rose.store.index import damaged
 from rose.store.store import Store
 from rose.typedrecord import Record
@@ -256,6 +256,12 @@ def _move_usage(source: Store, target: Store, ids: set[str]) -> None:
             target._append_usage(records)
 
 
+def _is_store(root: Path) -> bool:
+    """Is the user's own folder a store yet (lessons or settings in it)? It can hold nothing but the machine-local
+    state of repository stores (paths.local_root), which makes no global store."""
+    return (root / "nodes").is_dir() or (root / CONFIG_NAME).is_file()
+
+
 def _own_or_pinned(path: Path):
     def check() -> bool:
         if path.resolve().is_relative_to(global_root()):
@@ -283,6 +289,8 @@ class Layers(Record):
         personal = False
         glob = global_root()
         refused = own_store_problem(glob)   # another user's, or open to them: neither its lessons nor its settings
+        if project_root is not None and refused is not None:
+            project_root = None   # its machine-local state (index, queue, ...) is kept in the store refused
         if project_root is None and refused is None:
             mine = personal_root(repository_root(cwd))
             if (mine / "nodes").is_dir():
@@ -291,7 +299,7 @@ class Layers(Record):
                     project_root, personal = mine, True
         return cls(
             project=Store(project_root, Scope.PROJECT) if project_root else None,
-            global_=Store(glob, Scope.GLOBAL) if glob.is_dir() and refused is None else None,
+            global_=Store(glob, Scope.GLOBAL) if _is_store(glob) and refused is None else None,
             cwd=cwd,
             personal=personal,
             refused=refused,
@@ -303,7 +311,7 @@ class Layers(Record):
         repository's prank costs its own lessons, never the user's."""
         glob = global_root()
         refused = own_store_problem(glob)
-        return cls(project=None, global_=Store(glob, Scope.GLOBAL) if glob.is_dir() and refused is None else None,
+        return cls(project=None, global_=Store(glob, Scope.GLOBAL) if _is_store(glob) and refused is None else None,
                    cwd=cwd.resolve(), refused=refused)
 
     def project_root(self) -> Path:
@@ -429,7 +437,7 @@ class Layers(Record):
 
     def settings(self) -> config.Settings:
         first = self.stores()[0] if self.stores() else None
-        return config.load(list(self.config_sources()), cache=first.root / "cache" / "settings.json" if first else None)
+        return config.load(list(self.config_sources()), cache=first.cache_dir / "settings.json" if first else None)
 
     def heal(self, exc: BaseException) -> list[Store]:
         """After an error from SQLite: when it says a database is damaged, discard the index of each store found

@@ -18,6 +18,40 @@ def global_root() -> Path:
 
 
 CONFIG_NAME = "config.yaml"
+LOCAL_DIR = "local"   # under the global store: each repository store's machine-local state (local_root)
+
+
+def local_root(store_root: Path) -> Path:
+    """Where a store's machine-local state lives: its index, session scratch, learning queue, judge cache, events,
+    locks, logs, caches and evolution registry. The user's own stores (the global one and those under it) keep it
+    inside; a repository's `.rose/` keeps it under the user's own store, `~/.rose/local/<its path, escaped>/`,
+    because a file a repository can commit must never be read as rose's own record of this machine: a committed
+    queue job would have the learner read a transcript of the repository's choosing, a committed judge cache would
+    answer for the model, a committed registry would declare a guardrail live without a trial."""
+    import os
+
+    real = os.path.realpath(store_root)
+    glob = str(global_root())
+    if real == glob or real.startswith(glob.rstrip(os.sep) + os.sep):
+        return store_root
+    return global_root() / LOCAL_DIR / _escaped(real)
+
+
+_KEPT = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+_NAME_MAX = 200   # bytes of a folder name (most file systems allow 255)
+
+
+def _escaped(path: str) -> str:
+    """A path as one folder name, one to one: bytes outside [A-Za-z0-9._-] as %XX (so it reads as the path it is,
+    and needs no hashlib on an inspection command's start); a path too long for one name, by its SHA-256 instead
+    (an escaped absolute path starts with %2F, so the two kinds never meet)."""
+    raw = path.encode("utf-8", "surrogateescape")
+    name = "".join(chr(b) if b in _KEPT else f"%{b:02X}" for b in raw)
+    if len(name) <= _NAME_MAX:
+        return name
+    import hashlib
+
+    return "sha256-" + hashlib.sha256(raw).hexdigest()
 
 
 def _not_trusted(st, uid: int, name: Path) -> str | None:   # noqa: ANN001 - an os.stat_result

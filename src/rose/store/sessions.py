@@ -315,7 +315,7 @@ def session_lock(store: Store, session_id: str):
     """One session's scratch file is read-modify-written by the hooks and the learner: this lock orders them."""
     from rose.store.atomic import file_lock
 
-    return file_lock(store.root / "locks" / f"session-{_safe(session_id)}.lock", timeout_s=store.wait_s)
+    return file_lock(store.locks_dir / f"session-{_safe(session_id)}.lock", timeout_s=store.wait_s)
 
 
 def read_session(store: Store, session_id: str) -> SessionState:

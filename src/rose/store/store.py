@@ -84,7 +84,7 @@ from rose.model import Scope, Status, new_episode_id, new_node_id, valid_episode
 from rose.store import archive, events, reader, usage
 from rose.store.atomic import (LOCK_TIMEOUT_S, PRIVATE_DIR, FileBatch, file_lock, move_file, private_dir,
                                write_text_atomic)
-from rose.store.paths import global_root, own_store_problem
+from rose.store.paths import global_root, local_root, own_store_problem
 from rose.store.index import Index, IndexRow, SyncReport
 from rose.terminal import visible
 from rose.typedrecord import Record
@@ -122,7 +122,7 @@ GITATTRIBUTES = f"""\
 """
 UNION_LINES = (usage.GITATTRIBUTES_LINE, archive.GITATTRIBUTES_LINE)
 
-MACHINE_LOCAL = ("sessions", "locks", "logs", "queue", "cache")   # never committed (GITIGNORE): the user's alone
+MACHINE_LOCAL = ("sessions", "locks", "logs", "queue", "cache")   # under Store.local: the user's alone
 
 
 def _private(root: Path) -> bool:
@@ -404,6 +404,7 @@ class Store:
         self.root = root
         self.scope = scope
         self._index: Index | None = None
+        self._local: Path | None = None   # machine-local state (the `local` property)
         self.wait_s = LOCK_TIMEOUT_S   # how long a lock or a busy index is waited for (bounded on the prompt path)
         self._usage_stamp: object = _UNSEEN   # (size, mtime) of usage.jsonl when this process last caught up
         self._usage_offset: int | None = None
@@ -433,16 +434,25 @@ class Store:
     archive_dir = property(lambda self: self.root / archive.ARCHIVE_DIR)
     catalog_path = property(lambda self: self.root / archive.ARCHIVE_DIR / archive.CATALOG_NAME)
     episodes_dir = property(lambda self: self.root / "episodes")
-    sessions_dir = property(lambda self: self.root / "sessions")
     routing_dir = property(lambda self: self.root / "routing")
-    logs_dir = property(lambda self: self.root / "logs")
-    queue_dir = property(lambda self: self.root / "queue")
     config_path = property(lambda self: self.root / "config.yaml")
-    events_path = property(lambda self: self.root / "events.jsonl")
-    judge_cache_path = property(lambda self: self.root / "judge-cache.json")
     index_md_path = property(lambda self: self.root / "index.md")
-    index_db_path = property(lambda self: self.root / "index.db")
-    lock_path = property(lambda self: self.root / "locks" / "store.lock")
+    # machine-local state, never read from a place a repository can commit (paths.local_root)
+    sessions_dir = property(lambda self: self.local / "sessions")
+    logs_dir = property(lambda self: self.local / "logs")
+    queue_dir = property(lambda self: self.local / "queue")
+    locks_dir = property(lambda self: self.local / "locks")
+    cache_dir = property(lambda self: self.local / "cache")
+    events_path = property(lambda self: self.local / "events.jsonl")
+    judge_cache_path = property(lambda self: self.local / "judge-cache.json")
+    index_db_path = property(lambda self: self.local / "index.db")
+    lock_path = property(lambda self: self.local / "locks" / "store.lock")
+
+    @property
+    def local(self) -> Path:
+        if self._local is None:
+            self._local = local_root(self.root)
+        return self._local
     usage_path = property(lambda self: self.root / usage.LOG_NAME)
     gitattributes_path = property(lambda self: self.root / ".gitattributes")
 
@@ -450,12 +460,15 @@ class Store:
     def create(cls, root: Path, scope: Scope) -> Store:
         """Create the folder layout (idempotent) and return the store. The user's own stores (the global one and
         those under it) are 0700 throughout, whatever the umask; a repository's keeps its committed folders as git
-        and the umask make them, and its machine-local ones (MACHINE_LOCAL) are 0700 too. Refused (RoseError, the
+        and the umask make them; its machine-local ones (MACHINE_LOCAL) are under the user's own store
+        (paths.local_root), 0700 too. Refused (RoseError, the
         one line of paths.own_store_problem) for an own store another user could have written."""
-        if _private(root):
-            problem = own_store_problem(global_root())
+        store = cls(root, scope)
+        if _private(root) or _private(store.local):
+            problem = own_store_problem(global_root())   # a repository's machine-local state is under it too
             if problem is not None:
                 raise RoseError(problem)
+        if _private(root):
             private_dir(root)
             st = os.stat(root)
             if st.st_uid == os.geteuid() and st.st_mode & 0o077:
@@ -463,14 +476,13 @@ class Store:
         for sub in ("nodes", "episodes", "routing"):
             private_dir(root / sub)
         for sub in MACHINE_LOCAL:
-            private_dir(root / sub)
+            private_dir(store.local / sub)
         if not (root / ".gitignore").exists():
             write_text_atomic(root / ".gitignore", GITIGNORE)
         if not (root / ".gitattributes").exists():
             write_text_atomic(root / ".gitattributes", GITATTRIBUTES)
         if not (root / "config.yaml").exists():
             write_text_atomic(root / "config.yaml", FRESH_CONFIG)
-        store = cls(root, scope)
         if not store.index_md_path.exists():
             with store.lock():
                 store._write_index_md()
@@ -1266,8 +1278,9 @@ class Store:
 
     # -- machine-local state ---------------------------------------------------------------------------------
     def read_json(self, path: Path, default: Any) -> Any:
+        """Read machine-local JSON (a path under `local`)."""
         try:
-            return load_json(reader.read_text(path, reader.RECORD, within=self.root))
+            return load_json(reader.read_text(path, reader.RECORD, within=self.local))
         except FileNotFoundError:
             return default
         except UnsafeFile as exc:   # a FIFO, device, folder or link a checkout left there: never read

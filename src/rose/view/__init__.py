@@ -34,7 +34,7 @@ HOST = "127.0.0.1"
 def default_path(layers: Layers) -> Path:
     """rose-view.html in the project store's machine-local cache/ (git-ignored), else the global store's."""
     stores = layers.require_any()
-    return stores[0].root / "cache" / FILE_NAME
+    return stores[0].cache_dir / FILE_NAME
 
 
 # -- data ------------------------------------------------------------------------------------------------------------

@@ -193,11 +193,8 @@ class Warm:
         self.catching_up.add(db)
 
         def work() -> None:
-            from rose.model import Scope
-            from rose.store import Store
-
             try:
-                store = Store(Path(db).parent, Scope.PROJECT)
+                store = _beside(db)
                 try:
                     self._embed_missing(store, db, embedder, ids)
                 finally:
@@ -213,15 +210,13 @@ class Warm:
         """Between bursts of requests (QUIET_S without one): each index rankings were asked of merges its
         full-text segments when that is due (rose.store.fulltext: a rewrite paid once per growth by a share of its
         size), off every request, a bounded step at a time under its store's lock."""
-        from rose.model import Scope
-        from rose.store import Store
         from rose.store.fulltext import merge
 
         for db in sorted(self.seen):
             if not Path(db).exists():
                 continue
             try:
-                store = Store(Path(db).parent, Scope.PROJECT)
+                store = _beside(db)
                 try:
                     merge(store.index.conn, store.lock)
                 finally:
@@ -247,6 +242,15 @@ class Warm:
 
 
 WARM = Warm()
+
+
+def _beside(db: str) -> Any:
+    """A Store over the folder holding index `db`: its index and its lock (both in that folder, the store's
+    machine-local one) are all the helper's background work touches, never a lesson file."""
+    from rose.model import Scope
+    from rose.store import Store
+
+    return Store(Path(db).parent, Scope.PROJECT)
 
 
 def _ids_of(message: dict[str, Any]) -> dict[str, list[str]] | None:
