@@ -28,12 +28,31 @@ def run(layers: Layers, probe: bool = False) -> list[Check]:
     checks.append(Check("python", Level.OK if sys.version_info >= MIN_PYTHON else Level.FAIL,
                         f"{version} at {sys.executable}"))
     checks += _store_checks(layers)
+    checks += _orphaned_local(layers)
     checks += _config_checks(layers)
     checks += _backend_checks(layers, probe)
     checks += _wiring_checks(layers)
     checks += _helper_checks()
     checks += _learning_checks(layers)
     return checks
+
+
+def _orphaned_local(layers: Layers) -> list[Check]:
+    """Machine-local folders of repository stores that are gone (the repository moved or was deleted): an index
+    and a queue nobody will read again, said so the user can reclaim the space."""
+    from rose.store.paths import LOCAL_DIR, store_of_local
+
+    folder = global_root() / LOCAL_DIR
+    try:
+        names = sorted(os.listdir(folder)) if layers.refused is None else []
+    except OSError:
+        return []
+    gone = [n for n in names if (path := store_of_local(n)) is not None and not os.path.isdir(path)]
+    if not gone:
+        return []
+    shown = ", ".join(str(folder / n) for n in gone[:3]) + (f" and {len(gone) - 3} more" if len(gone) > 3 else "")
+    return [Check("machine-local", Level.INFO, f"{len(gone)} folder(s) of stores that are gone (moved or deleted): "
+                  f"{shown}; safe to remove")]
 
 
 def _helper_checks() -> list[Check]:

@@ -169,3 +169,17 @@ def test_a_repository_store_is_not_used_while_the_users_own_store_is_refused(lay
     finally:
         own.chmod(0o700)
     assert "blue-green" in run_rose("hook", "claude", "UserPromptSubmit", cwd=project, input=payload).stdout
+
+
+def test_doctor_names_the_machine_local_folders_of_stores_that_are_gone(layers: Layers, tmp_path: Path) -> None:
+    kept, moved = layers.project.local, tmp_path / "elsewhere"
+    other = tmp_path / "other"
+    other.mkdir()
+    run_rose("init", cwd=other)
+    assert run_rose("add", "Run make check before pushing.", "--title", "Check", cwd=other).returncode == 0
+    gone = local_root(other / ".rose")
+    assert gone.is_dir()
+    other.rename(moved)                                # the repository moved: its old record is nobody's now
+    doctor = run_rose("doctor", cwd=layers.cwd).stdout
+    line = next(x for x in doctor.splitlines() if "stores that are gone" in x)
+    assert "1 folder(s)" in line and str(gone) in line and str(kept) not in line

@@ -54,6 +54,16 @@ def _escaped(path: str) -> str:
     return "sha256-" + hashlib.sha256(raw).hexdigest()
 
 
+def store_of_local(name: str) -> str | None:
+    """The store path a folder under LOCAL_DIR was named for (_escaped undone), or None (a hashed or foreign name)."""
+    import re
+
+    if not name.startswith("%2F") or re.search(r"%(?![0-9A-F]{2})", name):
+        return None
+    return bytes(re.sub(r"%([0-9A-F]{2})", lambda m: chr(int(m.group(1), 16)), name), "latin-1") \
+        .decode("utf-8", "surrogateescape")
+
+
 def _not_trusted(st, uid: int, name: Path) -> str | None:   # noqa: ANN001 - an os.stat_result
     import stat
 
