@@ -30,11 +30,11 @@ def local_root(store_root: Path) -> Path:
     answer for the model, a committed registry would declare a guardrail live without a trial."""
     import os
 
-    real = os.path.realpath(store_root)
-    glob = str(global_root())
+    real, own = os.path.realpath(store_root), global_root()
+    glob = str(own)
     if real == glob or real.startswith(glob.rstrip(os.sep) + os.sep):
         return store_root
-    return global_root() / LOCAL_DIR / _escaped(real)
+    return own / LOCAL_DIR / _escaped(real)
 
 
 _KEPT = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
