@@ -57,7 +57,7 @@ from rose.redact.values import (_CODE_WORDS, _NUMBER_RE, _PATHISH_RE, _TEMPLATE_
                                 _looks_secret)
 
 _Q = Q
-_STEMS = ("pass", "pwd", "secret", "token", "key", "cred", "auth", "sig",
+_STEMS = ("pass", "pw", "secret", "token", "key", "cred", "auth", "sig", "salt",
           # the id half of a credential pair (sumologic_access_id, DISCORD_CLIENT_ID)
           "access_id", "accessid", "access-id", "access.id", "client_id", "clientid", "client-id", "client.id")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
@@ -67,7 +67,9 @@ _ENV_KEY_RE = re.compile(r"[A-Z][A-Z0-9_]*")
 _P_WORDS = frozenset({"password", "passwords", "passwd", "passphrase", "pwd", "secret", "secrets",
                       "credential", "credentials", "creds", "privatekey", "apikey", "accesskey", "secretkey",
                       "authtoken", "accesstoken", "refreshtoken", "sessiontoken", "apitoken", "clientsecret",
-                      "passcode", "pword"})
+                      "passcode", "pword", "pw",
+                      # keytool's keystore and key passwords (-storepass, -keypass, -srcstorepass, ...)
+                      "storepass", "keypass", "srcstorepass", "deststorepass", "srckeypass", "destkeypass"})
 _P_SUFFIXES = ("password", "passwd", "passphrase", "secret", "apikey", "accesskey", "secretkey", "privatekey",
                "authtoken", "accesstoken", "refreshtoken")
 _STRONG_PREFIX = frozenset({
@@ -85,8 +87,13 @@ _STRONG_PREFIX = frozenset({
 _PASS_PREFIX = frozenset({"db", "database", "user", "admin", "root", "smtp", "mail", "email", "ftp", "sftp",
                           "ldap", "proxy", "basic", "login", "redis", "mysql", "pg", "postgres", "mongo",
                           "rabbit", "rabbitmq", "amqp", "sql", "http", "app", "api", "auth", "sudo", "vnc",
-                          "wifi", "wpa", "keystore", "truststore", "key", "store", "bind", "master"})
-_T_WORDS = frozenset({"key", "token", "auth", "sig", "signature", "bearer", "cookie"})
+                          "wifi", "wpa", "keystore", "truststore", "key", "store", "bind", "master",
+                          # build and package registries (gradle.properties: mavenPass, nexusPass, ...)
+                          "maven", "nexus", "artifactory", "gradle", "repo", "registry", "deploy", "publish",
+                          "ossrh", "sonatype", "signing", "docker", "npm", "pypi", "nuget", "git", "jenkins"})
+_T_WORDS = frozenset({"key", "token", "auth", "sig", "signature", "bearer", "cookie", "salt"})
+# the last word of an UPPER_SNAKE name that is a secret in a shell/dotenv line (HASH_SALT=, JWT_SIGNING=)
+_ENV_SECRET_LAST = frozenset({"key", "token", "pass", "salt", "signing"})
 _NEUTRAL_ANY = frozenset({
     "max", "min", "limit", "limits", "count", "counts", "num", "number", "len", "length", "size", "ttl",
     "timeout", "expiry", "expires", "expiration", "lifetime", "budget", "usage", "used", "remaining", "rate",
@@ -158,7 +165,7 @@ def _classify(key: str) -> str | None:
             return "P"
         if c in ("key", "keys", "token", "tokens") and i > 0 and comps[i - 1] in _STRONG_PREFIX:
             return "P"
-        if c in ("key", "token", "pass") and env_style and i == len(comps) - 1:
+        if c in _ENV_SECRET_LAST and env_style and i == len(comps) - 1:
             return "E"  # FOO_KEY: strong in a shell/dotenv line, weak as a code constant (STATS_KEY = "...")
         if c in _T_WORDS:
             weak = True
@@ -288,6 +295,34 @@ def _value_is_secret(key: str, value: str, cls: str) -> bool:
     return True
 
 
+_PAREN_STRING_RE = re.compile(r"\([ \t]*(?:\r?\n[ \t]*)?(?=[rRbBuUfF]{0,2}[\"'`])")
+# What joins two string literals into one value: + (Python, JS, Java, C#), . (PHP), .. (Lua), & (VB), || (SQL),
+# with the operator ending a line or starting the next; a backslash line continuation (Python); inside parentheses
+# plain adjacency ("abc" "def", C and Python implicit concatenation).
+_JOIN = r"(?:\+|\.\.?|&|\|\|)"
+_JOINED_RE = re.compile(r"[ \t]*(?:" + _JOIN + r"[ \t]*(?:\\?\r?\n[ \t]*)?|\\?\r?\n[ \t]*" + _JOIN + r"[ \t]*"
+                        r"|\\\r?\n[ \t]*)(?=[rRbBuUfF]{0,2}[\"'`])")
+_PAREN_CLOSE_RE = re.compile(r"\s{0,80}\)")
+_ADJACENT_RE = re.compile(r"[ \t]*(?:\r?\n[ \t]*)?(?=[rRbBuUfF]{0,2}[\"'`])")
+_MAX_PIECES = 16
+
+
+def _continued_string_end(text: str, end: int, in_parens: bool) -> int:
+    """The end of a secret string split into joined literals ('abc' + 'def', ("abc"\n "def")): the value runs
+    through the last piece, so no part of the secret survives its first piece's redaction."""
+    for _ in range(_MAX_PIECES):
+        pos = end + 1  # past the closing quote
+        m = _JOINED_RE.match(text, pos) or (_ADJACENT_RE.match(text, pos) if in_parens else None)
+        if m is None:
+            break
+        pm = _STRING_PREFIX_RE.match(text, m.end())
+        scanned = _scan_quoted(text, pm.end() if pm else m.end())
+        if scanned is None or not scanned[2]:
+            break
+        end = scanned[1]
+    return end
+
+
 _STRING_GAP_RE = re.compile(r"\s+[-+%.,)\]}|&*/<>=?:]")
 
 
@@ -312,6 +347,9 @@ def _value_span(text: str, v: int, key: str, cls: str, sep: str, spaced: bool,
     env_style = tight and sep == "=" and _ENV_KEY_RE.fullmatch(key) is not None
     if cls == "E":
         cls = "P" if env_style or sep == "pair" else "T"
+    paren = _PAREN_STRING_RE.match(text, v)
+    if paren is not None:
+        v = paren.end()  # password = ("abc"\n "def"): a parenthesised (implicitly joined) string
     pm = _STRING_PREFIX_RE.match(text, v)
     vq = pm.end() if pm else v
     if text[vq] in "\"'`" or text.startswith(("\\\"", "\\'"), vq):
@@ -324,7 +362,14 @@ def _value_span(text: str, v: int, key: str, cls: str, sep: str, spaced: bool,
             return None  # "second pass: " + reason: the key sat inside a string, this is the code after it
         if not closed and not _looks_secret(value):
             return None  # an unterminated quote is as likely the end of a string literal as a value
-        return (cs, ce) if _value_is_secret(key, value, cls) else None
+        if not _value_is_secret(key, value, cls):
+            return None
+        if not closed:
+            return cs, ce
+        end = _continued_string_end(text, ce, paren is not None)
+        if paren is not None and _PAREN_CLOSE_RE.match(text, end + 1) is None:
+            return None  # ("a", "b"): a tuple or a call's arguments, not one string
+        return cs, end
     um = (_UNQ_ENV_RE if env_style else _UNQ_RE).match(text, v)
     if not um:
         return None
