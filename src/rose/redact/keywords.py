@@ -6,19 +6,21 @@ so the key, the quotes and the rest of the line stay readable.
 
 A key is split into words (snake, kebab, dotted, camelCase) and classed:
 
-* Strong (``P``): password / passwd / passphrase / pwd / secret / credential(s) / creds, ``<x>key`` or
+* Strong (``P``): password / passwd / passphrase / pwd / pw / secret / credential(s) / creds, keytool's
+  storepass / keypass (and their src / dest forms), ``<x>key`` or
   ``<x>token`` where x is an auth-ish word or a provider (api, access, secret, private, client, auth, refresh,
-  session, bearer, bot, oauth, signing, master, openai, github, ...), ``pass`` alone or after db/user/smtp/....
+  session, bearer, bot, oauth, signing, master, openai, github, ...), ``pass`` alone or after db/user/smtp/...
+  or a build registry (maven, nexus, artifactory, ...: gradle.properties' ``mavenPass``).
   Any *literal* value is redacted, however weak-looking (``password = hunter2``); an all-digit value of 4+ digits
   under a password/pin/secret key, of 8+ digits under any other strong key.
-* UPPER_SNAKE names ending in ``_KEY`` / ``_TOKEN`` / ``_PASS`` (``MISTRAL_KEY``): strong when written as a
-  shell/dotenv assignment (``NAME=value``) or a Kubernetes name/value pair, weak as a code constant
-  (``STATS_KEY = "_hypothesis_stats"``).
-* Weak (``T``): a bare ``key`` / ``token`` / ``auth`` / ``sig`` / ``signature`` word, or a provider name with
-  one (``sourcegraph_token``), and ids that are credentials (``access_id``, ``secret_id``, ``client_id``). The
-  value is redacted only if it looks random (no whitespace, 12+ characters, not a word / identifier / number /
-  version / path / URL / template, letters mixed with digits or long mixed case, entropy >= 3 bits a
-  character), or, under a compound key (``codecov_token``), is UUID-shaped or 12+ digits.
+* UPPER_SNAKE names ending in ``_KEY`` / ``_TOKEN`` / ``_PASS`` / ``_SALT`` / ``_SIGNING`` (``MISTRAL_KEY``,
+  ``HASH_SALT``): strong when written as a shell/dotenv assignment (``NAME=value``) or a Kubernetes name/value
+  pair, weak as a code constant (``STATS_KEY = "_hypothesis_stats"``).
+* Weak (``T``): a bare ``key`` / ``token`` / ``auth`` / ``sig`` / ``signature`` / ``salt`` word, or a provider
+  name with one (``sourcegraph_token``), and ids that are credentials (``access_id``, ``secret_id``,
+  ``client_id``). The value is redacted only if it looks random (no whitespace, 12+ characters, not a word /
+  identifier / number / version / path / URL / template, letters mixed with digits or long mixed case, entropy
+  >= 3 bits a character), or, under a compound key (``codecov_token``), is UUID-shaped or 12+ digits.
 * Not sensitive: a key with a measuring, naming or pointing word (``max_tokens``, ``TOKEN_LIMIT``,
   ``token_count``, ``key_id``, ``secret_name``, ``token_url``, ``password_file``, ``token_type``,
   ``password_min_length``, ``public_key``, ``key_sha256``, ...), plurals used as counts (``tokens``, ``keys``),
@@ -34,11 +36,13 @@ quoted key in a subscript (``os.environ["K"] = ``, ``$cfg['k'] =``), a quoted ke
 Dockerfile ``ENV K v``; Terraform ``variable "k" { default = "v" }``.
 
 What counts as a literal value: a quoted string (``"..."``, ``'...'``, also JSON-escaped ``\\"...\\"``) is
-always a literal. An unquoted value is a literal unless it reads as code: it contains ``( [ {``, is a dotted
-attribute path (``self.password``, ``os.environ``), a keyword (``None``, ``true``, ``null``, ``lambda``), a
-reference or template (``$VAR``, ``${VAR}``, ``%VAR%``, ``{{ x }}``, ``<your-token>``), a mask (``****``), a
-type (``password: str``), a name echoing the key's own word (``password = new_password``), or a bare identifier
-right of a key that is itself code (``self.password = value``, ``"key": var``, ``user, password = pair``).
+always a literal; one joined to more literals (``"ab" + "cd"``, PHP ``.``, a line continuation, or adjacent
+strings inside parentheses) is one value through its last piece. An unquoted value is a literal unless it reads
+as code: it contains ``( [ {``, is a dotted attribute path (``self.password``, ``os.environ``), a keyword
+(``None``, ``true``, ``null``, ``lambda``), a reference or template (``$VAR``, ``${VAR}``, ``%VAR%``,
+``{{ x }}``, ``<your-token>``), a mask (``****``), a type (``password: str``), a name echoing the key's own word
+(``password = new_password``), or a bare identifier right of a key that is itself code (``self.password =
+value``, ``"key": var``, ``user, password = pair``).
 Shell/dotenv lines (``UPPER_KEY=value``) skip the code exemptions and take the value up to whitespace. With
 ``key = value`` / ``key: value`` (spaces: code, YAML, INI, prose) an unquoted value counts only if it ends the
 line (bar closing punctuation or a comment), so the prose line ``Password: make sure it is strong`` passes;
@@ -307,9 +311,11 @@ _ADJACENT_RE = re.compile(r"[ \t]*(?:\r?\n[ \t]*)?(?=[rRbBuUfF]{0,2}[\"'`])")
 _MAX_PIECES = 16
 
 
-def _continued_string_end(text: str, end: int, in_parens: bool) -> int:
-    """The end of a secret string split into joined literals ('abc' + 'def', ("abc"\n "def")): the value runs
-    through the last piece, so no part of the secret survives its first piece's redaction."""
+def _joined_strings(text: str, end: int, in_parens: bool) -> tuple[int, str]:
+    """A string split into joined literals ('abc' + 'def', ("abc"\n "def")): the end of its last piece and what
+    the later pieces hold. The value runs through the last piece and is judged whole, so no part of a secret
+    survives and a key cut after its prefix ("ghp_" + "...") still reads as one."""
+    rest: list[str] = []
     for _ in range(_MAX_PIECES):
         pos = end + 1  # past the closing quote
         m = _JOINED_RE.match(text, pos) or (_ADJACENT_RE.match(text, pos) if in_parens else None)
@@ -320,7 +326,8 @@ def _continued_string_end(text: str, end: int, in_parens: bool) -> int:
         if scanned is None or not scanned[2]:
             break
         end = scanned[1]
-    return end
+        rest.append(text[scanned[0]:end])
+    return end, "".join(rest)
 
 
 _STRING_GAP_RE = re.compile(r"\s+[-+%.,)\]}|&*/<>=?:]")
@@ -362,14 +369,10 @@ def _value_span(text: str, v: int, key: str, cls: str, sep: str, spaced: bool,
             return None  # "second pass: " + reason: the key sat inside a string, this is the code after it
         if not closed and not _looks_secret(value):
             return None  # an unterminated quote is as likely the end of a string literal as a value
-        if not _value_is_secret(key, value, cls):
-            return None
-        if not closed:
-            return cs, ce
-        end = _continued_string_end(text, ce, paren is not None)
-        if paren is not None and _PAREN_CLOSE_RE.match(text, end + 1) is None:
+        end, rest = _joined_strings(text, ce, paren is not None) if closed else (ce, "")
+        if paren is not None and (not closed or _PAREN_CLOSE_RE.match(text, end + 1) is None):
             return None  # ("a", "b"): a tuple or a call's arguments, not one string
-        return cs, end
+        return (cs, end) if _value_is_secret(key, value + rest, cls) else None
     um = (_UNQ_ENV_RE if env_style else _UNQ_RE).match(text, v)
     if not um:
         return None

@@ -1,13 +1,17 @@
 """Credentials by their place in a URL, a command line or an HTTP message, whatever their shape.
 
 * ``password``: the password of ``scheme://user:password@host`` (any scheme: postgres, mysql, mongodb+srv, redis,
-  amqp, https, ...), ``curl -u user:pass`` / ``--user``, ``docker login -p``, ``sshpass -p``, ``.netrc``, SQL
+  amqp, https, ...), ``curl -u user:pass`` / ``--user``, ``docker login -p``, ``echo X | ... --password-stdin``,
+  ``sshpass -p``, ``mysql -pX``, ``redis-cli -a``, ``sqlcmd -P``, ``ldap* -w``, ``smbclient -U user%X``, openssl
+  ``pass:X``, ``htpasswd -b``, ``.netrc`` (``machine`` and ``default`` entries), ``.pgpass`` lines, SQL
   ``PASSWORD '...'`` / ``IDENTIFIED BY '...'``; a token used as the whole userinfo (``https://<token>@host``).
+* ``password-hash``: crypt(3) hashes (bcrypt, md5-crypt, apr1, sha256/512-crypt, yescrypt, argon2) and LDAP
+  ``{SHA}`` / ``{SSHA}``, as in htpasswd files and /etc/shadow.
 * ``aws-secret-key``, ``azure-storage-key`` (``AccountKey=`` / ``SharedAccessKey=``), ``azure-sas-signature``.
 * Webhook URLs (Slack, Discord, Microsoft Teams / Office 365 connectors): scheme and host stay, the path goes.
 * ``authorization`` (the credential of an ``Authorization:`` / ``Proxy-Authorization:`` header: Bearer, Basic,
   Token, Digest, AWS4, SSWS, ...); ``bearer-token`` (a bare ``Bearer <token>``); ``cookie`` (values in
-  ``Cookie:`` / ``Set-Cookie:``).
+  ``Cookie:`` / ``Set-Cookie:``, ``document.cookie = "..."``, ``curl -b`` / ``--cookie``).
 
 Each pattern starts with a literal so the regex engine can jump between candidates; case-insensitive ones run on
 the index-aligned lowercase copy and read the secret from the original.
@@ -161,7 +165,7 @@ def find_pgpass(text: str, out: list[Candidate]) -> None:
             continue  # 12:00:00:00:00 - a user name has a letter (or is the * wildcard)
         if _PGPASS_HOST_RE.search(text, max(0, m.start() - 254), m.start()) is None:
             continue
-        if not _is_trivial(m.group("s")):
+        if m.group("s") != "*":  # a file, not a template: "%x" or "$x" here is the password itself
             out.append((m.start("s"), m.end("s"), PRIO_PASSWORD, "password"))
 
 
