@@ -38,8 +38,9 @@ def test_recall_per_family(samples):
     per: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for s in samples:
         per[s.family][1] += 1
-        if s.secret in redact(s.text):
-            per[s.family][0] += 1  # missed
+        out = redact(s.text)
+        if s.secret in out or any(piece in out for piece in s.pieces):
+            per[s.family][0] += 1  # missed (a split secret is missed when any of its pieces survives)
     recall = {f: 1 - missed / total for f, (missed, total) in per.items()}
     average = statistics.mean(recall.values())
     worst = sorted(recall.items(), key=lambda kv: kv[1])[:5]

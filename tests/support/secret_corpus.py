@@ -40,6 +40,7 @@ class Sample:
     text: str
     start: int  # text[start:end] is what must be replaced, exactly
     end: int
+    pieces: tuple[str, ...] = ()  # the parts of a split secret ("abc" + "def"): each must be gone as well
 
     @property
     def secret(self) -> str:
@@ -710,9 +711,100 @@ def context_samples(rng: random.Random, per_family: int = 24) -> list[Sample]:
     return out
 
 
+def _tool_pw(rng: random.Random) -> str:
+    """A password as typed on a command line or into a credential file: no quote, no space, no leading "-"."""
+    return rng.choice(ALNUM) + r(rng, rng.randrange(7, 16), ALNUM + "!#%*_.+=@^~")
+
+
+def _crypt_hash(rng: random.Random) -> str:
+    """A crypt(3)-style password hash as htpasswd(1) and /etc/shadow store them (alphabet ./0-9A-Za-z)."""
+    c64 = "./" + ALNUM
+    kind = rng.randrange(6)
+    if kind == 0:
+        return f"$2{rng.choice('aby')}${rng.choice(['05', '10', '12'])}${r(rng, 53, c64)}"
+    if kind == 1:
+        return f"${rng.choice(['1', 'apr1'])}${r(rng, 8, c64)}${r(rng, 22, c64)}"
+    if kind == 2:
+        return f"${rng.choice('56')}${r(rng, 16, c64)}${r(rng, rng.choice([43, 86]), c64)}"
+    if kind == 3:
+        return f"$y$j9T${r(rng, 22, c64)}${r(rng, 43, c64)}"
+    if kind == 4:
+        return f"$argon2id$v=19$m=65536,t=3,p=4${b64(rbytes(rng, 16), pad=False)}${b64(rbytes(rng, 32), pad=False)}"
+    return "{SHA}" + b64(rbytes(rng, 20))
+
+
+_CLI_PASSWORD_TEMPLATES = [
+    "mysql -u root -p{v} shop\n", "mysql -uroot -p'{v}' -h 127.0.0.1\n",
+    "mysqldump -u admin -p{v} --all-databases > all.sql\n", 'mariadb -u app -p"{v}" app\n',
+    "redis-cli -h cache -a {v} ping\n", "redis-cli -a '{v}' --no-auth-warning info\n",
+    "sqlcmd -S db -U sa -P '{v}' -Q 'SELECT 1'\n",
+    "ldapsearch -x -D cn=admin,dc=example,dc=org -w {v} -b dc=example,dc=org\n",
+    "smbclient //files/share -U alice%{v}\n",
+    "openssl pkcs12 -export -in c.pem -inkey k.pem -passout pass:{v} -out c.p12\n",
+    "keytool -importkeystore -srckeystore a.p12 -srcstorepass {v} -destkeystore b.jks\n",
+    "echo '{v}' | docker login --username ci --password-stdin ghcr.io\n",
+    "htpasswd -b -c /etc/nginx/.htpasswd alice {v}\n", "htpasswd -nbB alice '{v}'\n",
+]
+_SPLIT_TEMPLATES = [
+    'password = "{a}" + "{b}"\n', "const apiKey = '{a}' +\n  '{b}';\n", 'secret = ("{a}"\n          "{b}")\n',
+    "$password = '{a}' . '{b}';\n", 'API_TOKEN = "{a}" \\\n    "{b}"\n',
+]
+
+
+def tool_samples(rng: random.Random, per_family: int = 24) -> list[Sample]:
+    """Credential files and command lines pasted whole, each written from its own documentation: libpq's
+    password file, netrc(5), the MySQL / Redis / SQL Server / OpenLDAP / Samba / OpenSSL / keytool / docker
+    clients, htpasswd(1), curl's cookie option, crypt(3) hashes, unusual dotenv names, and secrets split into
+    joined string literals."""
+    out: list[Sample] = []
+
+    def add(family: str, syntax: str, template: str, secret: str, **values: str) -> None:
+        out.append(_embed(family, syntax, template, values, secret))
+
+    for _ in range(per_family):
+        host = rng.choice(["db.internal", "localhost", "10.0.4.7", "*", "pg-" + r(rng, 5, LOWNUM) + ".example.net"])
+        user = rng.choice(["app", "postgres", "replicator", "u_" + r(rng, 5, LOWER), "*"])
+        fields = dict(h=host, p=rng.choice(["5432", "6432", "*"]), d=rng.choice(["app", "shop", "*"]), u=user)
+        add("pgpass", "pgpass", rng.choice(["{h}:{p}:{d}:{u}:{v}\n", "$ cat ~/.pgpass\n{h}:{p}:{d}:{u}:{v}\n",
+                                            "echo '{h}:{p}:{d}:{u}:{v}' >> ~/.pgpass\n",
+                                            '{{"content":"# ~/.pgpass\\n{h}:{p}:{d}:{u}:{v}\\n"}}']),
+            _tool_pw(rng).replace(":", ""), **fields)
+
+        add("netrc", "netrc", rng.choice(["default login anonymous password {v}\n",
+                                          "machine {h} password {v} login me\n",
+                                          "machine {h}\n\tlogin me\n\taccount ops\n\tpassword {v}\n",
+                                          "machine {h} login me account ops password {v}\n"]),
+            _tool_pw(rng), h="ftp.example.org")
+
+        add("db-cli", "cli", rng.choice(_CLI_PASSWORD_TEMPLATES), _tool_pw(rng))
+
+        add("password-hash", "file", rng.choice(["alice:{v}\n", "$ cat .htpasswd\nbob:{v}\n",
+                                                 "root:{v}:19700:0:99999:7:::\n",
+                                                 '{{"user": "ci", "hash": "{v}"}}\n']), _crypt_hash(rng))
+
+        name = rng.choice(["session", "sid", "connect.sid", "_app_session", "PHPSESSID", "remember_token", "auth"])
+        add("cookie-cli", "cli", rng.choice(["curl -b '{n}={v}' https://app.example.com/me\n",
+                                             'curl --cookie "{n}={v}; lang=en" https://app.example.com\n',
+                                             'document.cookie = "{n}={v}; path=/; secure";\n']),
+            r(rng, 32, B64URL), n=name)
+
+        key = rng.choice(["PW", "DB_PW", "MYSQL_ROOT_PW", "HASH_SALT", "SESSION_SALT", "JWT_SIGNING", "COOKIE_SIGNING"])
+        template = rng.choice(["{k}={v}\n", "export {k}='{v}'\n", '{k}="{v}"\n'])
+        if rng.random() < 0.3:  # gradle.properties
+            key, template = rng.choice(["mavenPass", "nexusPass", "artifactoryPass", "ossrhPass"]), "{k}={v}\n"
+        add("env-names", "env", template, _tool_pw(rng).replace("=", ""), k=key)
+
+        a, b = r(rng, rng.randrange(8, 16)), r(rng, rng.randrange(8, 16))
+        text = rng.choice(_SPLIT_TEMPLATES).replace("{b}", b)
+        start = text.index("{a}")
+        text = text.replace("{a}", a)
+        out.append(Sample("split-string", "code", text, start, text.index(b) + len(b), (a, b)))
+    return out
+
+
 def positives(seed: int = 1234, per_family: int = 24) -> list[Sample]:
     rng = random.Random(seed)
-    return provider_samples(rng, per_family) + context_samples(rng, per_family)
+    return provider_samples(rng, per_family) + context_samples(rng, per_family) + tool_samples(rng, per_family)
 
 
 # -- the negative corpus: ordinary developer text ---------------------------------------------------------
@@ -826,4 +918,21 @@ def negatives(seed: int = 99, count: int = 8) -> list[tuple[str, str]]:
                                               "sessionId": uuid4(rng), "message": {"id": "msg_" + r(rng, 24),
                                               "content": [{"type": "tool_use", "id": "toolu_" + r(rng, 24),
                                                            "input": {"command": "git log --oneline -5"}}]}}) + "\n"))
+        # the same tools and files without a secret: prompts, ports, files, env references, colon-separated data
+        out.append(("cli-no-password", "mysql -u root -p shop\nmysql -h db -P 3306 -p\nmysqldump --single-transaction -p app\n"
+                                       "redis-cli -h localhost -p 6379 -n 2 ping\nsqlcmd -S db -E -Q 'SELECT 1'\n"
+                                       "ldapsearch -x -W -b dc=example,dc=org\nhtpasswd -c .htpasswd alice\n"
+                                       "openssl req -new -key key.pem -passin env:KEY_PASS -out req.csr\n"
+                                       "curl -b cookies.txt -c cookies.txt https://example.com\n"
+                                       "docker login --username ci --password-stdin < token.txt\nssh -p 2222 user@host\n"
+                                       f"smbclient -L //files -U alice -W WORKGROUP\nuptime {i}:30:45 load 0.{i}\n"))
+        out.append(("colon-fields", f"12:30:4{i} up 3 days\n2024:05:01:12:00 build ok\nlocalhost:5432:db opened\n"
+                                    f"fe80::1ff:fe23:4567:890a\n00:1a:2b:3c:4d:5{i}\n10:00:00:00:00\n"
+                                    "Each line of ~/.pgpass is hostname:port:database:username:password\n"
+                                    "machine <host> login <user> password <password>\n"))
+        out.append(("passwd-locked", "root:x:0:0:root:/root:/bin/bash\ndaemon:*:19700:0:99999:7:::\nbin:!:19700::::::\n"
+                                     f"price: ${rng.randrange(10, 99)}.{i}0, then $1 off; echo $2 $5 $6\n"))
+        out.append(("string-tuples", '_AZURE_KEYS = ("accountkey", "sharedaccesskey")\nKEYS = ("api_key", "token")\n'
+                                     'secret_label = "Secret" + ":"\nsalt \'*\' test.ping\nSALT_VERSION=3006.1\n'
+                                     "pw.Close()\ndocument.cookie = \"lang=en; path=/\";\n"))
     return out

@@ -28,7 +28,14 @@ SECRETS = {
            "Qm9ndXNTaWduYXR1cmVCeXRlc0FyZUhlcmUxMjM0NTY3OA",
     "password": "postgres://app:Tr0ub4dor-and-3@db.internal:5432/shop",
 }
+# Secrets found only by their place in a command line or a credential file: (as pasted, the secret itself)
+PLACED = {
+    "mysql-cli": ("mysql -uroot -pQx7Lw2v9Zr4Kd8 shop", "Qx7Lw2v9Zr4Kd8"),
+    "pgpass": ("\ndb.internal:5432:shop:app_rw:Vb3Nm8Kp2Lq7Wz9\n", "Vb3Nm8Kp2Lq7Wz9"),
+}
+SECRETS.update({kind: pasted for kind, (pasted, _raw) in PLACED.items()})
 RAW = {k: (v.split(":")[2].split("@")[0] if k == "password" else v) for k, v in SECRETS.items()}
+RAW.update({kind: raw for kind, (_pasted, raw) in PLACED.items()})
 PEM_BODY = "MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB"
 
 

@@ -162,8 +162,10 @@ def _wait(path: Path, job: Job, seconds: float) -> None:
 def _failed(store: Store, path: Path, job: Job, why: str, *, permanent: bool = False) -> JobResult:
     import time
 
+    from rose.redact import redact
+
     job.attempts += 1
-    job.last_error = why[:2000]
+    job.last_error = redact(why)[:2000]  # redacted before the cut, which could leave half a secret unrecognisable
     if permanent or job.attempts >= MAX_JOB_ATTEMPTS:
         with contextlib.suppress(OSError):
             queue.bury(store, path, job)

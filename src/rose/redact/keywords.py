@@ -6,19 +6,21 @@ so the key, the quotes and the rest of the line stay readable.
 
 A key is split into words (snake, kebab, dotted, camelCase) and classed:
 
-* Strong (``P``): password / passwd / passphrase / pwd / secret / credential(s) / creds, ``<x>key`` or
+* Strong (``P``): password / passwd / passphrase / pwd / pw / secret / credential(s) / creds, keytool's
+  storepass / keypass (and their src / dest forms), ``<x>key`` or
   ``<x>token`` where x is an auth-ish word or a provider (api, access, secret, private, client, auth, refresh,
-  session, bearer, bot, oauth, signing, master, openai, github, ...), ``pass`` alone or after db/user/smtp/....
+  session, bearer, bot, oauth, signing, master, openai, github, ...), ``pass`` alone or after db/user/smtp/...
+  or a build registry (maven, nexus, artifactory, ...: gradle.properties' ``mavenPass``).
   Any *literal* value is redacted, however weak-looking (``password = hunter2``); an all-digit value of 4+ digits
   under a password/pin/secret key, of 8+ digits under any other strong key.
-* UPPER_SNAKE names ending in ``_KEY`` / ``_TOKEN`` / ``_PASS`` (``MISTRAL_KEY``): strong when written as a
-  shell/dotenv assignment (``NAME=value``) or a Kubernetes name/value pair, weak as a code constant
-  (``STATS_KEY = "_hypothesis_stats"``).
-* Weak (``T``): a bare ``key`` / ``token`` / ``auth`` / ``sig`` / ``signature`` word, or a provider name with
-  one (``sourcegraph_token``), and ids that are credentials (``access_id``, ``secret_id``, ``client_id``). The
-  value is redacted only if it looks random (no whitespace, 12+ characters, not a word / identifier / number /
-  version / path / URL / template, letters mixed with digits or long mixed case, entropy >= 3 bits a
-  character), or, under a compound key (``codecov_token``), is UUID-shaped or 12+ digits.
+* UPPER_SNAKE names ending in ``_KEY`` / ``_TOKEN`` / ``_PASS`` / ``_SALT`` / ``_SIGNING`` (``MISTRAL_KEY``,
+  ``HASH_SALT``): strong when written as a shell/dotenv assignment (``NAME=value``) or a Kubernetes name/value
+  pair, weak as a code constant (``STATS_KEY = "_hypothesis_stats"``).
+* Weak (``T``): a bare ``key`` / ``token`` / ``auth`` / ``sig`` / ``signature`` / ``salt`` word, or a provider
+  name with one (``sourcegraph_token``), and ids that are credentials (``access_id``, ``secret_id``,
+  ``client_id``). The value is redacted only if it looks random (no whitespace, 12+ characters, not a word /
+  identifier / number / version / path / URL / template, letters mixed with digits or long mixed case, entropy
+  >= 3 bits a character), or, under a compound key (``codecov_token``), is UUID-shaped or 12+ digits.
 * Not sensitive: a key with a measuring, naming or pointing word (``max_tokens``, ``TOKEN_LIMIT``,
   ``token_count``, ``key_id``, ``secret_name``, ``token_url``, ``password_file``, ``token_type``,
   ``password_min_length``, ``public_key``, ``key_sha256``, ...), plurals used as counts (``tokens``, ``keys``),
@@ -34,11 +36,13 @@ quoted key in a subscript (``os.environ["K"] = ``, ``$cfg['k'] =``), a quoted ke
 Dockerfile ``ENV K v``; Terraform ``variable "k" { default = "v" }``.
 
 What counts as a literal value: a quoted string (``"..."``, ``'...'``, also JSON-escaped ``\\"...\\"``) is
-always a literal. An unquoted value is a literal unless it reads as code: it contains ``( [ {``, is a dotted
-attribute path (``self.password``, ``os.environ``), a keyword (``None``, ``true``, ``null``, ``lambda``), a
-reference or template (``$VAR``, ``${VAR}``, ``%VAR%``, ``{{ x }}``, ``<your-token>``), a mask (``****``), a
-type (``password: str``), a name echoing the key's own word (``password = new_password``), or a bare identifier
-right of a key that is itself code (``self.password = value``, ``"key": var``, ``user, password = pair``).
+always a literal; one joined to more literals (``"ab" + "cd"``, PHP ``.``, a line continuation, or adjacent
+strings inside parentheses) is one value through its last piece. An unquoted value is a literal unless it reads
+as code: it contains ``( [ {``, is a dotted attribute path (``self.password``, ``os.environ``), a keyword
+(``None``, ``true``, ``null``, ``lambda``), a reference or template (``$VAR``, ``${VAR}``, ``%VAR%``,
+``{{ x }}``, ``<your-token>``), a mask (``****``), a type (``password: str``), a name echoing the key's own word
+(``password = new_password``), or a bare identifier right of a key that is itself code (``self.password =
+value``, ``"key": var``, ``user, password = pair``).
 Shell/dotenv lines (``UPPER_KEY=value``) skip the code exemptions and take the value up to whitespace. With
 ``key = value`` / ``key: value`` (spaces: code, YAML, INI, prose) an unquoted value counts only if it ends the
 line (bar closing punctuation or a comment), so the prose line ``Password: make sure it is strong`` passes;
@@ -57,7 +61,7 @@ from rose.redact.values import (_CODE_WORDS, _NUMBER_RE, _PATHISH_RE, _TEMPLATE_
                                 _looks_secret)
 
 _Q = Q
-_STEMS = ("pass", "pwd", "secret", "token", "key", "cred", "auth", "sig",
+_STEMS = ("pass", "pw", "secret", "token", "key", "cred", "auth", "sig", "salt",
           # the id half of a credential pair (sumologic_access_id, DISCORD_CLIENT_ID)
           "access_id", "accessid", "access-id", "access.id", "client_id", "clientid", "client-id", "client.id")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
@@ -67,7 +71,9 @@ _ENV_KEY_RE = re.compile(r"[A-Z][A-Z0-9_]*")
 _P_WORDS = frozenset({"password", "passwords", "passwd", "passphrase", "pwd", "secret", "secrets",
                       "credential", "credentials", "creds", "privatekey", "apikey", "accesskey", "secretkey",
                       "authtoken", "accesstoken", "refreshtoken", "sessiontoken", "apitoken", "clientsecret",
-                      "passcode", "pword"})
+                      "passcode", "pword", "pw",
+                      # keytool's keystore and key passwords (-storepass, -keypass, -srcstorepass, ...)
+                      "storepass", "keypass", "srcstorepass", "deststorepass", "srckeypass", "destkeypass"})
 _P_SUFFIXES = ("password", "passwd", "passphrase", "secret", "apikey", "accesskey", "secretkey", "privatekey",
                "authtoken", "accesstoken", "refreshtoken")
 _STRONG_PREFIX = frozenset({
@@ -85,8 +91,13 @@ _STRONG_PREFIX = frozenset({
 _PASS_PREFIX = frozenset({"db", "database", "user", "admin", "root", "smtp", "mail", "email", "ftp", "sftp",
                           "ldap", "proxy", "basic", "login", "redis", "mysql", "pg", "postgres", "mongo",
                           "rabbit", "rabbitmq", "amqp", "sql", "http", "app", "api", "auth", "sudo", "vnc",
-                          "wifi", "wpa", "keystore", "truststore", "key", "store", "bind", "master"})
-_T_WORDS = frozenset({"key", "token", "auth", "sig", "signature", "bearer", "cookie"})
+                          "wifi", "wpa", "keystore", "truststore", "key", "store", "bind", "master",
+                          # build and package registries (gradle.properties: mavenPass, nexusPass, ...)
+                          "maven", "nexus", "artifactory", "gradle", "repo", "registry", "deploy", "publish",
+                          "ossrh", "sonatype", "signing", "docker", "npm", "pypi", "nuget", "git", "jenkins"})
+_T_WORDS = frozenset({"key", "token", "auth", "sig", "signature", "bearer", "cookie", "salt"})
+# the last word of an UPPER_SNAKE name that is a secret in a shell/dotenv line (HASH_SALT=, JWT_SIGNING=)
+_ENV_SECRET_LAST = frozenset({"key", "token", "pass", "salt", "signing"})
 _NEUTRAL_ANY = frozenset({
     "max", "min", "limit", "limits", "count", "counts", "num", "number", "len", "length", "size", "ttl",
     "timeout", "expiry", "expires", "expiration", "lifetime", "budget", "usage", "used", "remaining", "rate",
@@ -158,7 +169,7 @@ def _classify(key: str) -> str | None:
             return "P"
         if c in ("key", "keys", "token", "tokens") and i > 0 and comps[i - 1] in _STRONG_PREFIX:
             return "P"
-        if c in ("key", "token", "pass") and env_style and i == len(comps) - 1:
+        if c in _ENV_SECRET_LAST and env_style and i == len(comps) - 1:
             return "E"  # FOO_KEY: strong in a shell/dotenv line, weak as a code constant (STATS_KEY = "...")
         if c in _T_WORDS:
             weak = True
@@ -288,6 +299,37 @@ def _value_is_secret(key: str, value: str, cls: str) -> bool:
     return True
 
 
+_PAREN_STRING_RE = re.compile(r"\([ \t]*(?:\r?\n[ \t]*)?(?=[rRbBuUfF]{0,2}[\"'`])")
+# What joins two string literals into one value: + (Python, JS, Java, C#), . (PHP), .. (Lua), & (VB), || (SQL),
+# with the operator ending a line or starting the next; a backslash line continuation (Python); inside parentheses
+# plain adjacency ("abc" "def", C and Python implicit concatenation).
+_JOIN = r"(?:\+|\.\.?|&|\|\|)"
+_JOINED_RE = re.compile(r"[ \t]*(?:" + _JOIN + r"[ \t]*(?:\\?\r?\n[ \t]*)?|\\?\r?\n[ \t]*" + _JOIN + r"[ \t]*"
+                        r"|\\\r?\n[ \t]*)(?=[rRbBuUfF]{0,2}[\"'`])")
+_PAREN_CLOSE_RE = re.compile(r"\s{0,80}\)")
+_ADJACENT_RE = re.compile(r"[ \t]*(?:\r?\n[ \t]*)?(?=[rRbBuUfF]{0,2}[\"'`])")
+_MAX_PIECES = 16
+
+
+def _joined_strings(text: str, end: int, in_parens: bool) -> tuple[int, str]:
+    """A string split into joined literals ('abc' + 'def', ("abc"\n "def")): the end of its last piece and what
+    the later pieces hold. The value runs through the last piece and is judged whole, so no part of a secret
+    survives and a key cut after its prefix ("ghp_" + "...") still reads as one."""
+    rest: list[str] = []
+    for _ in range(_MAX_PIECES):
+        pos = end + 1  # past the closing quote
+        m = _JOINED_RE.match(text, pos) or (_ADJACENT_RE.match(text, pos) if in_parens else None)
+        if m is None:
+            break
+        pm = _STRING_PREFIX_RE.match(text, m.end())
+        scanned = _scan_quoted(text, pm.end() if pm else m.end())
+        if scanned is None or not scanned[2]:
+            break
+        end = scanned[1]
+        rest.append(text[scanned[0]:end])
+    return end, "".join(rest)
+
+
 _STRING_GAP_RE = re.compile(r"\s+[-+%.,)\]}|&*/<>=?:]")
 
 
@@ -312,6 +354,9 @@ def _value_span(text: str, v: int, key: str, cls: str, sep: str, spaced: bool,
     env_style = tight and sep == "=" and _ENV_KEY_RE.fullmatch(key) is not None
     if cls == "E":
         cls = "P" if env_style or sep == "pair" else "T"
+    paren = _PAREN_STRING_RE.match(text, v)
+    if paren is not None:
+        v = paren.end()  # password = ("abc"\n "def"): a parenthesised (implicitly joined) string
     pm = _STRING_PREFIX_RE.match(text, v)
     vq = pm.end() if pm else v
     if text[vq] in "\"'`" or text.startswith(("\\\"", "\\'"), vq):
@@ -324,7 +369,10 @@ def _value_span(text: str, v: int, key: str, cls: str, sep: str, spaced: bool,
             return None  # "second pass: " + reason: the key sat inside a string, this is the code after it
         if not closed and not _looks_secret(value):
             return None  # an unterminated quote is as likely the end of a string literal as a value
-        return (cs, ce) if _value_is_secret(key, value, cls) else None
+        end, rest = _joined_strings(text, ce, paren is not None) if closed else (ce, "")
+        if paren is not None and (not closed or _PAREN_CLOSE_RE.match(text, end + 1) is None):
+            return None  # ("a", "b"): a tuple or a call's arguments, not one string
+        return (cs, end) if _value_is_secret(key, value + rest, cls) else None
     um = (_UNQ_ENV_RE if env_style else _UNQ_RE).match(text, v)
     if not um:
         return None

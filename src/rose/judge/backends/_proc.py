@@ -104,5 +104,10 @@ def _drain(proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
 
 
 def tail(text: str) -> str:
-    text = " ".join(text.split())
+    """The end of a CLI's output, for an error message. Redacted before it is cut or its lines are joined: a cut
+    through a secret leaves a piece no detector knows (the tail of a key without its prefix), and line-based
+    credential files stop being lines once joined."""
+    from rose.redact import redact
+
+    text = " ".join(redact(text).split())
     return text if len(text) <= TAIL_CHARS else "…" + text[-TAIL_CHARS:]
