@@ -169,6 +169,11 @@ POSITIVES: list[tuple[str, str, str, tuple[str, ...], str]] = [
     ("pem-truncated", f"$ cat id_rsa\n{TRUNCATED_PEM}", _trunc_lines[3], ("$ cat id_rsa\n",), "private-key"),
     ("authorization-bearer", f"Authorization: Bearer {BEARER}\nAccept: */*", BEARER,
      ("Authorization: Bearer ", "\nAccept: */*"), "authorization"),
+    # a header written without the space after its colon: curl -H "Name:value", HTTPie's Name:value
+    ("header-tight-curl", 'curl -H "X-API-Token:Zk3pQ9vX2mL7aB4cD8eF1gH6" https://api.example.com',
+     "Zk3pQ9vX2mL7aB4cD8eF1gH6", ('curl -H "X-API-Token:', '" https://api.example.com'), "assignment"),
+    ("header-tight-httpie", "http GET api.example.com X-Api-Key:Qm8wT2rY5uI9oP3aS6dF1gH4 page==2",
+     "Qm8wT2rY5uI9oP3aS6dF1gH4", ("http GET api.example.com X-Api-Key:", " page==2"), "assignment"),
     ("authorization-basic", f'curl -H "Authorization: Basic {_basic_raw}" https://api.example.com', _basic_raw,
      ('curl -H "Authorization: Basic ', '" https://api.example.com'), "authorization"),
     ("bare-bearer", f"the proxy forwarded Bearer {BEARER} upstream", BEARER,
@@ -359,6 +364,8 @@ NEGATIVES: list[tuple[str, str]] = [
     ("sk-inside-word", "tasksk-abcdefghij1234567890abcdefgh and risk-assessment-2024-q3-final-report-v12\n"),
     ("ssh-public-key", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl dev@laptop\n"),
     ("f-string-key", 'key = f"Fn::{tag[1:]}"\nnew_token = f"{group}@{stream}"\n'),
+    ("header-tight-plain-values", "X-Api-Key:required\ncache-key:v1\nhttp :8080 X-Auth-Token:$TOKEN\n"
+     "at 12:30:45 token-refresh:started\nstd::token_key:value\n"),
     ("number-table", "ports: 5432 5433 5434 5435 5436 5437 5438 5439\n[[4111 1111 1111 1111 1111 1111 1111 1111]]\n"),
 ]
 

@@ -388,6 +388,21 @@ def _value_span(text: str, v: int, key: str, cls: str, sep: str, spaced: bool,
     return um.start(), um.end()
 
 
+# An HTTP header name (RFC 9110 field names as people write them: words joined by hyphens, X-API-Token)
+_HEADER_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+")
+_HEADER_VALUE_RE = re.compile(r"[^\s\"'\\@]{12,}")
+
+
+def _tight_header(text: str, ks: int, p: int, key: str) -> bool:
+    """``curl -H "X-API-Token:abc..."``, HTTPie's ``X-Api-Key:abc...``: a header written without the space after
+    its colon. Only a hyphenated header name with a random-looking value counts, so ``host:port``, times, URLs and
+    ``scope::name`` stay what they are, and so does a URL's ``//user:password@`` (the URL rules own it)."""
+    if _HEADER_NAME_RE.fullmatch(key) is None or text.startswith("//", max(0, ks - 2)):
+        return False
+    m = _HEADER_VALUE_RE.match(text, p)
+    return m is not None and _looks_secret(m.group())
+
+
 def _key_at(text: str, stem_start: int, key_end: int) -> tuple[int, str] | None:
     """Grow a key back from its sensitive word: (key start, key without leading dashes)."""
     ks = stem_start
@@ -469,7 +484,7 @@ def _find_assignments(text: str, low: str, out: list[Candidate]) -> None:
         spaced = m.start("sep") > m.end("q" if quote else "t")
         if sep == ":":
             nxt = text[p] if p < n else "\n"
-            if not quoted_key and nxt not in " \t\r\n\"'\\":
+            if not quoted_key and nxt not in " \t\r\n\"'\\" and not _tight_header(text, ks, p, key):
                 continue  # YAML needs a space after the colon; this is a URL, a time, a C++ scope...
             r = p
             while r < n and text[r] in " \t":
