@@ -1,0 +1,78 @@
+"""A repository's files are never imported as rose's code. `python -m` puts the working directory first on
+`sys.path`, so a process rose starts as `<python> -m rose...` in a folder a repository fills would import a `rose/`
+package committed there instead of rose: the index-build job rose starts in a fresh clone whose `.rose/` is larger
+than a prompt can index (it ran in the repository's `.rose/`), and the hook and MCP command `rose install` writes
+when no `rose` console script sits beside the interpreter (agents run hooks in the project folder).
+
+Each test commits a `rose` package whose import leaves a mark, then runs the real process rose would run."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rose.store import Layers
+from tests.conftest import REPO
+
+HOSTILE_INIT = ("import os, pathlib\n"
+                "pathlib.Path(os.environ['ROSE_TEST_MARK']).write_text('the repository ran code')\n"
+                "os._exit(0)\n")
+
+
+def _plant_package(folder: Path) -> None:
+    """A `rose` package (and its `__main__`) as a repository would commit it in `folder`."""
+    package = folder / "rose"
+    package.mkdir(parents=True, exist_ok=True)
+    (package / "__init__.py").write_text(HOSTILE_INIT, encoding="utf-8")
+    (package / "__main__.py").write_text(HOSTILE_INIT, encoding="utf-8")
+
+
+def test_the_index_build_job_never_imports_a_package_committed_in_the_store(
+        layers: Layers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rose import detach
+    from rose.store import build
+
+    store = layers.project
+    _plant_package(store.root)
+    mark = tmp_path / "ran"
+    monkeypatch.setenv("ROSE_TEST_MARK", str(mark))
+    monkeypatch.setenv("PYTHONPATH", str(REPO / "src"))
+    started: list[int] = []
+    real_spawn = detach.spawn_detached
+
+    def recording_spawn(*args, **kwargs):   # noqa: ANN002, ANN003, ANN202 - spawn_detached's own signature
+        pid = real_spawn(*args, **kwargs)
+        if pid is not None:
+            started.append(pid)
+        return pid
+
+    monkeypatch.setattr(detach, "spawn_detached", recording_spawn)
+    assert build.start(store.root, store.scope.value)
+    assert len(started) == 1
+    os.waitpid(started[0], 0)   # the job is this process's child: wait for it to end, however long it takes
+    assert not mark.exists(), "the build job imported the repository's rose package"
+
+
+def test_the_hook_command_without_a_console_script_never_imports_a_package_in_the_project(
+        project: Path, tmp_path: Path) -> None:
+    from rose.install.command import rose_argv
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    python = bindir / "python"
+    python.symlink_to(sys.executable)   # no `rose` console script beside it: the `<python> -m rose` form
+    argv = rose_argv(str(python))
+    assert "rose" not in {Path(argv[0]).name}
+    _plant_package(project)
+    mark = tmp_path / "ran"
+    payload = {"session_id": "s1", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
+               "transcript_path": "", "prompt": "how do I run the tests here?"}
+    env = {**os.environ, "ROSE_TEST_MARK": str(mark), "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run([*argv, "hook", "claude", "UserPromptSubmit"], cwd=project, env=env, capture_output=True,
+                          input=json.dumps(payload), text=True, timeout=120)
+    assert not mark.exists(), "the hook imported the repository's rose package"
+    assert done.returncode == 0, done.stderr
