@@ -46,11 +46,16 @@ def home() -> Path:
     return Path(value).expanduser() if value else Path.home()
 
 
-def which(command: str) -> str | None:
-    """`shutil.which` on the current environment's PATH."""
+def which(command: str, path: str | None = None) -> str | None:
+    """`shutil.which` on `path` (default: the current environment's PATH), its absolute folders only: an empty or
+    relative entry (`PATH=$PATH:`, `.`) names whatever folder a process runs in, and rose runs in repositories, so
+    a `claude` or `codex` committed there would be the program found."""
+    import os
     import shutil
 
-    return shutil.which(command, path=get("PATH") or None)
+    given = (path if path is not None else get("PATH")) or os.defpath
+    folders = [folder for folder in given.split(os.pathsep) if os.path.isabs(folder)]
+    return shutil.which(command, path=os.pathsep.join(folders)) if folders else None
 
 
 def child(extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -76,3 +76,28 @@ def test_the_hook_command_without_a_console_script_never_imports_a_package_in_th
                           input=json.dumps(payload), text=True, timeout=120)
     assert not mark.exists(), "the hook imported the repository's rose package"
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("entry", ["", "."])
+def test_a_model_cli_is_never_found_in_the_repository_through_a_relative_path_entry(
+        project: Path, tmp_path: Path, entry: str) -> None:
+    """A PATH with an empty or `.` entry (`PATH=$PATH:` with PATH unset, a habit of old shells) names the folder a
+    process runs in, and a forking judge call runs the model CLI in the session's folder: the repository. A
+    `claude` committed there must never be what rose starts."""
+    from rose.judge.backends.base import BackendRequest
+    from rose.judge.backends.claude_cli import ClaudeCli
+    from rose.judge.errors import FailureKind, JudgeFailure
+
+    mark = tmp_path / "ran"
+    fake = project / "claude"
+    fake.write_text(f"#!/bin/sh\necho the repository ran code > '{mark}'\n", encoding="utf-8")
+    fake.chmod(0o755)
+    nothing_here = tmp_path / "empty-bin"
+    nothing_here.mkdir()
+    env = {**os.environ, "PATH": os.pathsep.join([entry, str(nothing_here)])}
+    request = BackendRequest(call="reflect", prompt="{}", schema={"type": "object"}, timeout_s=60,
+                             session_id="s-1", cwd=str(project))
+    with pytest.raises(JudgeFailure) as failed:
+        ClaudeCli(env=env).complete(request)
+    assert not mark.exists(), "the repository's claude ran"
+    assert failed.value.kind is FailureKind.MISSING_BINARY
