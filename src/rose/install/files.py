@@ -39,13 +39,21 @@ def backup_path(path: Path) -> Path:
 
 
 def read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, or None when it does not exist. A directory or unreadable file is an InstallError."""
+    """The file's bytes, or None when it does not exist. A directory or unreadable file is an InstallError.
+
+    Read as rose.store.reader reads a store's files: the repository's `.claude/settings.json`, `.mcp.json`, ...
+    can be committed links, and one to /dev/zero read until memory ran out, one to a FIFO never returned. Anything
+    but a regular file is refused unread; a link is followed to wherever it leads (a dotfiles checkout) as long as
+    that is a regular file. The limit is a log's: ~/.claude.json grows with every project the user opens."""
+    from rose.errors import UnsafeFile
+    from rose.store import reader
+
     try:
-        return path.read_bytes()
+        return reader.read_bytes(path, reader.LOG, within=os.sep)
     except FileNotFoundError:
         return None
-    except IsADirectoryError:
-        raise InstallError(f"{path} is a directory, not a file; rose left it untouched") from None
+    except UnsafeFile as exc:
+        raise InstallError(f"{path} {exc.reason}; rose left it untouched") from None
     except OSError as exc:
         raise InstallError(f"cannot read {path}: {exc.strerror or exc}; rose left it untouched") from None
 
