@@ -60,16 +60,10 @@ def spawn_detached(argv: list[str], log: Path, cwd: Path | None = None, *, keep_
 
 
 def python_module(module: str, *args: str) -> list[str]:
-    """`<this python> -m module args`, never importing from the folder it starts in (`safe_path_flag`)."""
+    """`<this python> -m module args`, never importing from the folder it starts in (environment.safe_path_flag)."""
+    from rose.environment import safe_path_flag
+
     return [sys.executable, *safe_path_flag(sys.executable), "-m", module, *args]
-
-
-def safe_path_flag(python: str) -> list[str]:
-    """`-P` for this interpreter (3.11+): `python -m` puts the working directory first on sys.path, and a hook or a
-    job starts in a folder a repository fills, whose committed `rose/` would be imported instead of rose. An
-    interpreter that is not this one may not know the flag: none (the caller picks a folder rose owns)."""
-    same = os.path.realpath(python) == os.path.realpath(sys.executable)
-    return ["-P"] if same and sys.version_info >= (3, 11) else []
 
 
 class RedactedStream:

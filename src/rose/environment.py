@@ -58,6 +58,17 @@ def which(command: str, path: str | None = None) -> str | None:
     return shutil.which(command, path=os.pathsep.join(folders)) if folders else None
 
 
+def safe_path_flag(python: str) -> list[str]:
+    """`-P` for this interpreter (3.11+): `python -m` puts the working directory first on sys.path, and a hook or a
+    job starts in a folder a repository fills, whose committed `rose/` would be imported instead of rose. An
+    interpreter that is not this one may not know the flag: none (the caller picks a folder rose owns)."""
+    import os
+    import sys
+
+    same = os.path.realpath(python) == os.path.realpath(sys.executable)
+    return ["-P"] if same and sys.version_info >= (3, 11) else []
+
+
 def child(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """A copy of the current environment for a process rose starts, with `extra` on top."""
     env = dict(current())

@@ -37,7 +37,7 @@ def rose_argv(python: str | None = None) -> list[str]:
         script = exe.parent / name
         if script.is_file() and os.access(script, os.X_OK):
             return [str(script)]
-    from rose.detach import safe_path_flag
+    from rose.environment import safe_path_flag
 
     return [str(exe), *safe_path_flag(str(exe)), "-m", "rose"]   # agents start it in the project folder
 
