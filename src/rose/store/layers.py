@@ -97,12 +97,20 @@ def switch(repository: Path, on: bool) -> bool:
 
 def find_project_root(start: Path) -> Path | None:
     """The nearest `.rose/` at or above `start`, never the global store itself. A repository's store that holds a
-    symlink where rose reads or writes raises UnsafeStore (see `link_in_store`)."""
+    symlink where rose reads or writes raises UnsafeStore (see `link_in_store`), and so does one another user owns
+    (the walk up passes folders others can write: `/tmp/.rose`; root's is trusted, as for the user's own store)."""
     glob = global_root()
     start = start.resolve()
     for folder in (start, *start.parents):
         candidate = folder / STORE_DIR
         if candidate.is_dir() and candidate.resolve() != glob:
+            owner = os.lstat(candidate).st_uid
+            if owner not in (os.geteuid(), 0):   # /tmp/.rose above /tmp/work: another user's, never this repository's
+                from rose.errors import UnsafeStore
+
+                raise UnsafeStore(candidate, f"belongs to uid {owner}, not to you (uid {os.geteuid()}): another "
+                                             "user's store is never read or written as yours (`chown` it if it is "
+                                             "yours)")
             link = link_in_store(candidate)
             if link is not None:
                 from rose.errors import UnsafeStore
