@@ -101,3 +101,19 @@ def test_a_model_cli_is_never_found_in_the_repository_through_a_relative_path_en
         ClaudeCli(env=env).complete(request)
     assert not mark.exists(), "the repository's claude ran"
     assert failed.value.kind is FailureKind.MISSING_BINARY
+
+
+@pytest.mark.parametrize("entry", ["", "."])
+def test_the_plugins_hook_never_runs_a_rose_committed_in_the_project(project: Path, tmp_path: Path,
+                                                                      entry: str) -> None:
+    """The Claude Code plugin runs hooks/rose in the project folder, and it looks `rose` up on PATH: a relative
+    entry there named the project, whose committed `rose` it then ran on every prompt."""
+    mark = tmp_path / "ran"
+    fake = project / "rose"
+    fake.write_text(f"#!/bin/sh\necho the repository ran code > '{mark}'\n", encoding="utf-8")
+    fake.chmod(0o755)
+    env = {"PATH": os.pathsep.join([entry, "/usr/bin", "/bin"]), "HOME": str(tmp_path / "home")}
+    done = subprocess.run(["/bin/sh", str(REPO / "hooks" / "rose"), "hook", "claude", "UserPromptSubmit"],
+                          cwd=project, env=env, input="{}", capture_output=True, text=True, timeout=60)
+    assert not mark.exists(), "the repository's rose ran"
+    assert done.returncode == 0 and "not installed" in done.stdout, done.stdout + done.stderr
