@@ -52,3 +52,30 @@ def test_settings_files_linked_to_a_device_or_a_fifo_are_refused_unread(project:
     (project / ".claude" / "settings.json").symlink_to(dotfiles)
     assert read_bytes(project / ".claude" / "settings.json") == b'{"permissions": {}}\n'
     assert read_bytes(project / "missing.json") is None
+
+
+def test_a_project_install_never_writes_through_a_link_out_of_the_project(project: Path, tmp_path: Path) -> None:
+    """`rose install --scope project` in a clone edits the project's AGENTS.md, .claude/settings.json, .mcp.json:
+    committed links there had rose append its block to ~/.bashrc (whose backticks every new shell then ran) and
+    its hooks to another project's or the user's own settings, with a backup beside them."""
+    from rose.install import Agent, InstallError, InstallScope, install
+
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    bashrc = home / ".bashrc"
+    bashrc.write_text("export EDITOR=vim\n")
+    elsewhere = tmp_path / "other-project" / ".claude"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "settings.json").write_text("{}\n")
+    (project / "AGENTS.md").symlink_to(bashrc)
+    (project / ".claude").symlink_to(elsewhere)
+    before = {p: p.read_bytes() for p in (bashrc, elsewhere / "settings.json")}
+    for agent in (Agent.CODEX, Agent.CLAUDE):
+        try:
+            install(agent, InstallScope.PROJECT, project, home, rose=["/usr/bin/rose"], env={"PATH": "/usr/bin"})
+        except InstallError as refused:
+            assert "outside this project" in str(refused)
+        else:
+            raise AssertionError(f"{agent.value}: a link out of the project was written through")
+    assert {p: p.read_bytes() for p in before} == before
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["settings.json"] and not (home / ".bashrc.rose-backup").exists()

@@ -9,7 +9,8 @@ Safety rules `apply` keeps:
   ``<file>.rose-backup`` (never overwritten while it exists); an uninstall that can put it back exactly does, and
   removes the backup;
 * writes are atomic (temp file, fsync, rename) and keep the file's permission bits;
-* a symlinked settings file (a dotfiles checkout) is edited where it points, the link stays a link;
+* a symlinked settings file (a dotfiles checkout) is edited where it points, the link stays a link; a project's
+  file only when it points inside the project (`refuse_links_out`: a repository commits links);
 * a file that changed on disk since it was read is not overwritten (another program was editing it: run again).
 """
 from __future__ import annotations
@@ -31,6 +32,24 @@ DEFAULT_MODE = 0o644
 def real_target(path: Path) -> Path:
     """Where a write to ``path`` must land: through symlinks, so a link into a dotfiles repo stays a link."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def refuse_links_out(edits: Iterable[FileEdit], project: Path) -> None:
+    """A project's files are written only inside the project: an edit of a path under `project` that resolves
+    outside it (a committed `AGENTS.md` linked to ~/.bashrc, a `.claude` linked to another project's) raises
+    InstallError before anything is written. The user's own files (~/.claude, ~/.codex) keep their dotfile links."""
+    root = os.path.realpath(project)
+    for edit in edits:
+        if edit.before == edit.after or not _under(os.path.abspath(edit.path), os.path.abspath(project)):
+            continue
+        real = os.path.realpath(edit.path)
+        if not _under(real, root):
+            raise InstallError(f"{edit.path} leads to {real}, outside this project (a link the repository holds?): "
+                               "rose writes a project's files only inside it; nothing was written")
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def backup_path(path: Path) -> Path:
