@@ -73,3 +73,25 @@ def test_a_linked_exclude_file_is_never_appended_to(layers: Layers, project: Pat
     placed.sync(layers, True)
     assert _files_under(tmp_path / "info-elsewhere") == []
     assert read(layers.project)[0].state is State.ACTIVE
+
+
+def test_an_exclude_file_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """A repository shared as an archive brings its `.git/` and can hold a FIFO there: the learner placing a skill
+    waited on it for ever."""
+    import threading
+
+    from tests.support.waits import HANG_S
+
+    info = tmp_path / ".git" / "info"
+    info.mkdir(parents=True)
+    os.mkfifo(info / "exclude")
+    target = tmp_path / ".claude" / "skills" / "x"
+    target.mkdir(parents=True)
+    said: list[str] = []
+    worker = threading.Thread(target=lambda: said.append(placed.exclude(tmp_path, target)), daemon=True)
+    worker.start()
+    worker.join(HANG_S)   # a bound on a hang, never a verdict on speed
+    if worker.is_alive():   # let the blocked open go before failing
+        os.close(os.open(info / "exclude", os.O_WRONLY | os.O_NONBLOCK))
+        raise AssertionError("exclude() waited on a FIFO")
+    assert said and "could not update" in said[0] and "regular file" in said[0], said

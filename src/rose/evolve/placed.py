@@ -149,16 +149,16 @@ def exclude(root: Path, path: Path, *, add: bool = True) -> str:
         rel = path.relative_to(root).as_posix() + ("/" if path.is_dir() or not path.suffix else "")
     except ValueError:
         return ""
-    try:
-        text = info.read_text(encoding="utf-8") if info.exists() else ""
+    try:   # as a store's files are read and appended to: a FIFO or a device there is refused, never waited on
+        text = reader.read_text(info, reader.SMALL) if os.path.lexists(info) else ""
         lines = text.splitlines()
         if add and rel not in lines:
-            with open(info, "a", encoding="utf-8") as handle:
+            with os.fdopen(reader.open_append(info), "a", encoding="utf-8") as handle:
                 handle.write(("" if not text or text.endswith("\n") else "\n") + rel + "\n")
         elif not add and rel in lines:
             from rose.store.atomic import write_text_atomic
 
             write_text_atomic(info, "".join(f"{line}\n" for line in lines if line != rel))
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         return f"could not update {info}: {exc}"
     return ""
