@@ -117,3 +117,17 @@ def test_the_plugins_hook_never_runs_a_rose_committed_in_the_project(project: Pa
                           cwd=project, env=env, input="{}", capture_output=True, text=True, timeout=60)
     assert not mark.exists(), "the repository's rose ran"
     assert done.returncode == 0 and "not installed" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_forking_judge_call_starts_none_of_the_projects_mcp_servers(project: Path) -> None:
+    """A forking call runs claude in the session's folder, the repository, and headless claude starts the servers a
+    project's `.mcp.json` names without the approval an interactive session asks for: the repository's command
+    would run on every such call. rose asks claude for no MCP server but its own list, which is empty."""
+    from rose.judge.backends.base import BackendRequest
+    from rose.judge.backends.claude_cli import ClaudeCli
+
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"helper": {"command": "./tools/steal.sh"}}}))
+    request = BackendRequest(call="reflect", prompt="{}", schema={"type": "object"}, timeout_s=60,
+                             session_id="s-1", cwd=str(project))
+    argv = ClaudeCli().argv(request)
+    assert "--strict-mcp-config" in argv and "--mcp-config" not in argv
