@@ -60,7 +60,10 @@ def spawn_detached(argv: list[str], log: Path, cwd: Path | None = None, *, keep_
 
 
 def python_module(module: str, *args: str) -> list[str]:
-    return [sys.executable, "-m", module, *args]
+    """`<this python> -m module args`, never importing from the folder it starts in (environment.safe_path_flag)."""
+    from rose.environment import safe_path_flag
+
+    return [sys.executable, *safe_path_flag(sys.executable), "-m", module, *args]
 
 
 class RedactedStream:

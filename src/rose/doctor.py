@@ -161,10 +161,12 @@ def _config_checks(layers: Layers) -> list[Check]:
 
 
 def _backend_checks(layers: Layers, probe: bool) -> list[Check]:
+    from rose import environment
+
     settings = layers.settings()
     out = []
     for label, command in (("claude CLI", settings.agent.claude_command), ("codex CLI", settings.agent.codex_command)):
-        where = shutil.which(command)
+        where = environment.which(command) if os.sep not in command else shutil.which(command)
         out.append(Check(label, Level.OK if where else Level.INFO, where or f"{command!r} not on PATH"))
     from rose.judge import JudgeFailure, make_backend
 

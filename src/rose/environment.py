@@ -46,11 +46,27 @@ def home() -> Path:
     return Path(value).expanduser() if value else Path.home()
 
 
-def which(command: str) -> str | None:
-    """`shutil.which` on the current environment's PATH."""
+def which(command: str, path: str | None = None) -> str | None:
+    """`shutil.which` on `path` (default: the current environment's PATH), its absolute folders only: an empty or
+    relative entry (`PATH=$PATH:`, `.`) names whatever folder a process runs in, and rose runs in repositories, so
+    a `claude` or `codex` committed there would be the program found."""
+    import os
     import shutil
 
-    return shutil.which(command, path=get("PATH") or None)
+    given = (path if path is not None else get("PATH")) or os.defpath
+    folders = [folder for folder in given.split(os.pathsep) if os.path.isabs(folder)]
+    return shutil.which(command, path=os.pathsep.join(folders)) if folders else None
+
+
+def safe_path_flag(python: str) -> list[str]:
+    """`-P` for this interpreter (3.11+): `python -m` puts the working directory first on sys.path, and a hook or a
+    job starts in a folder a repository fills, whose committed `rose/` would be imported instead of rose. An
+    interpreter that is not this one may not know the flag: none (the caller picks a folder rose owns)."""
+    import os
+    import sys
+
+    same = os.path.realpath(python) == os.path.realpath(sys.executable)
+    return ["-P"] if same and sys.version_info >= (3, 11) else []
 
 
 def child(extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -70,10 +70,12 @@ class NodeNotFound(RoseError):
 
 
 class UnsafeStore(RoseError):
-    """A repository's `.rose/` that holds a symlink where rose reads or writes: refused whole, never followed."""
+    """A repository's `.rose/` that holds a symlink where rose reads or writes, or that another user owns: refused
+    whole, never followed (`why` says what, when it is not a link)."""
 
-    def __init__(self, path: Path):
-        super().__init__(f"{path} is a symbolic link inside a repository's rose store: rose does not follow links "
+    def __init__(self, path: Path, why: str = ""):
+        super().__init__(f"{path} {why}; this repository's store is left alone" if why else
+                         f"{path} is a symbolic link inside a repository's rose store: rose does not follow links "
                          "there (they could make it write outside the repository); this repository is left alone "
                          "until the link is replaced by a real folder or file")
         self.path = path

@@ -26,7 +26,9 @@ def test_rose_argv_prefers_the_console_script_beside_the_interpreter(tmp_path: P
     bindir.mkdir(parents=True)
     python = bindir / "python"
     python.symlink_to(sys.executable)  # a venv's python is a symlink: it must not be resolved away
-    assert rose_argv(str(python)) == [str(bindir / "python"), "-m", "rose"]
+    # -P: the project folder an agent starts the hook in is never on sys.path (tests/trust/test_repository_code_never_runs.py)
+    assert rose_argv(str(python)) == [str(bindir / "python"), *(["-P"] if sys.version_info >= (3, 11) else []), "-m",
+                                      "rose"]
     script = bindir / "rose"
     script.write_text("#!/bin/sh\n")
     script.chmod(0o755)
@@ -35,7 +37,8 @@ def test_rose_argv_prefers_the_console_script_beside_the_interpreter(tmp_path: P
 
 def test_the_running_interpreter_gives_an_absolute_command() -> None:
     script = Path(sys.executable).parent / "rose"
-    expected = [str(script)] if script.exists() else [sys.executable, "-m", "rose"]
+    safe = ["-P"] if sys.version_info >= (3, 11) else []
+    expected = [str(script)] if script.exists() else [sys.executable, *safe, "-m", "rose"]
     assert rose_argv() == expected and Path(expected[0]).is_absolute()
 
 

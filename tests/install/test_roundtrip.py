@@ -91,7 +91,10 @@ def empty_file(agent: Agent, scope: InstallScope, home: Path, project: Path) -> 
 
 
 def symlinked(agent: Agent, scope: InstallScope, home: Path, project: Path) -> None:
-    target = home / "dotfiles" / f"{agent.value}-{scope.value}.json"
+    # the user's file into their dotfiles; a project's to a shared folder inside it (one leading out of the project
+    # is refused: tests/trust/test_agent_settings_files_never_hang_rose.py)
+    base = home / "dotfiles" if scope is InstallScope.USER else project / "config"
+    target = base / f"{agent.value}-{scope.value}.json"
     _write(target, (json.dumps(_settings(agent), indent=2) + "\n").encode())
     link = hooks_file(agent, scope, home, project)
     link.parent.mkdir(parents=True, exist_ok=True)

@@ -50,7 +50,7 @@ def test_claude_gets_the_headless_flags_the_prompt_on_stdin_and_hooks_off(claude
     assert run["argv"] == [
         "-p", "--output-format", "json", "--json-schema", json.dumps(calls.SCOPE.schema, separators=(",", ":")),
         "--max-turns", "3", "--tools", "", "--setting-sources", "", "--settings", '{"disableAllHooks":true}',
-        "--no-session-persistence"]
+        "--strict-mcp-config", "--no-session-persistence"]
     assert json.loads(run["argv"][4]) == calls.SCOPE.schema
     assert run["stdin"] == calls.SCOPE.render(S["scope"].request)
     assert run["env"]["ROSE_CHILD"] == "1" and run["env"]["ROSE_TEST_INHERITED"] == "yes"

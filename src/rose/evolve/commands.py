@@ -99,7 +99,8 @@ def rollback(layers: Layers, artifact_id: str) -> Artifact:
 
 
 def promote(layers: Layers, artifact_id: str) -> Path:
-    from rose.evolve.placed import exclude, render
+    from rose.evolve.placed import exclude, link_on_the_way, render
+    from rose.model import Scope
     from rose.store.atomic import write_text_atomic
 
     item = find(layers, artifact_id)
@@ -110,6 +111,9 @@ def promote(layers: Layers, artifact_id: str) -> Path:
     if root is None:
         raise EvolutionError(f"{a.name}: no folder to promote it into")
     target = skill_file(root, a.name)
+    link = link_on_the_way(root, target) if item.store.scope is Scope.PROJECT else None
+    if link is not None:
+        raise EvolutionError(f"{link} is a symbolic link: {target} is written only inside the repository")
     if target.parent.exists() and not ours(target, a.id):
         raise EvolutionError(f"{target.parent} exists: generated behaviour never overwrites an authored skill")
     # written first, then the record retires: the retired record's file is no longer rose's (no marker) and stays

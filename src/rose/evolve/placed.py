@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import stat
 from pathlib import Path
 
 from rose.evolve.registry import Artifact, read
@@ -38,6 +40,32 @@ def skills_root(layers: Layers, store: Store) -> Path | None:
 
 def skill_file(root: Path, name: str) -> Path:
     return root / ".claude" / "skills" / name / "SKILL.md"
+
+
+def link_on_the_way(root: Path, path: Path) -> Path | None:
+    """The first symbolic link from below `root` down to `path` itself, else None. git commits symlinks (and an
+    archive of a repository brings its `.git/`): a `.claude`, `.claude/skills` or `.git/info` link would have a
+    write meant for the repository land wherever it points, so none is written through. `root` itself (the folder
+    the user opened) is not questioned; a path not under it counts as a link."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return path
+    current = root
+    for part in parts:
+        current = current / part
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return current
+        except FileNotFoundError:
+            return None   # nothing further down exists yet: what rose makes there is a real folder
+        except OSError:
+            return current
+    return None
+
+
+def _link_note(link: Path, path: Path) -> str:
+    return f"not written: {link} is a symbolic link, and {path} is written only inside the repository"
 
 
 def render(a: Artifact, *, generated: bool = True) -> str:
@@ -69,6 +97,7 @@ def sync(layers: Layers, enabled: bool) -> list[str]:
     """Write every live generated skill of the layers' stores where Claude Code finds it, and remove the files of
     those no longer live (all of them when evolution is off: `enabled`); returns what changed. A file rose did not
     write is never touched."""
+    from rose.model import Scope
     from rose.store.atomic import write_text_atomic
 
     changed = []
@@ -80,6 +109,10 @@ def sync(layers: Layers, enabled: bool) -> list[str]:
         live = {a.name for a in artifacts if a.state.live and enabled}
         for a in artifacts:
             target = skill_file(root, a.name)
+            link = link_on_the_way(root, target) if store.scope is Scope.PROJECT else None   # ~/.claude: the user's
+            if link is not None:
+                changed.append(_link_note(link, target))
+                continue
             if a.state.live and enabled:
                 if target.parent.exists() and not ours(target, a.id):
                     continue   # authored (or another record's): generated behaviour never overwrites it
@@ -107,22 +140,25 @@ def exclude(root: Path, path: Path, *, add: bool = True) -> str:
     out again. Nothing happens outside a git clone. Returns "" or why the exclude file could not be changed (the
     caller says so: the file itself is written, only `git status` would show it)."""
     info = root / ".git" / "info" / "exclude"
+    link = link_on_the_way(root, info)
+    if link is not None:
+        return _link_note(link, info)
     if not info.parent.is_dir():
         return ""
     try:
         rel = path.relative_to(root).as_posix() + ("/" if path.is_dir() or not path.suffix else "")
     except ValueError:
         return ""
-    try:
-        text = info.read_text(encoding="utf-8") if info.exists() else ""
+    try:   # as a store's files are read and appended to: a FIFO or a device there is refused, never waited on
+        text = reader.read_text(info, reader.SMALL) if os.path.lexists(info) else ""
         lines = text.splitlines()
         if add and rel not in lines:
-            with open(info, "a", encoding="utf-8") as handle:
+            with os.fdopen(reader.open_append(info), "a", encoding="utf-8") as handle:
                 handle.write(("" if not text or text.endswith("\n") else "\n") + rel + "\n")
         elif not add and rel in lines:
             from rose.store.atomic import write_text_atomic
 
             write_text_atomic(info, "".join(f"{line}\n" for line in lines if line != rel))
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         return f"could not update {info}: {exc}"
     return ""

@@ -53,7 +53,12 @@ def _ours(data: dict[str, Any]) -> list[tuple[int, int]]:
 
 
 def wired(project_root: Path) -> bool:
-    data = _load(settings_local(project_root))
+    from rose.evolve.placed import link_on_the_way
+
+    path = settings_local(project_root)
+    if link_on_the_way(project_root, path) is not None:
+        return False   # what a link leads to is not this repository's settings
+    data = _load(path)
     return bool(data and _ours(data))
 
 
@@ -63,7 +68,12 @@ def ensure(project_root: Path, wanted: bool) -> str:
     from rose.install.model import Agent
     from rose.store.atomic import write_text_atomic
 
+    from rose.evolve.placed import link_on_the_way
+
     path = settings_local(project_root)
+    link = link_on_the_way(project_root, path)
+    if link is not None:   # a committed `.claude` link: another project's settings, or the user's own
+        return f"{path} is not a settings file rose can read: {link} is a symbolic link, left as it is"
     data = _load(path)
     if data is None or not isinstance(data.get("hooks", {}), dict):
         return f"{path} is not a settings file rose can read: left as it is"

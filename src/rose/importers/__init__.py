@@ -132,6 +132,24 @@ def discover(paths: list[Path]) -> tuple[list[Path], list[str]]:
     return unique, errors
 
 
+def read_rule_file(path: Path, repository: Path) -> str:
+    """A rule file's text: a regular file within a record's size (a FIFO, a device or a huge file is refused
+    unread: UnsafeFile). One found in the repository is read only when it is inside it, links resolved: git
+    commits symlinks, and a CLAUDE.md or a `.cursor` linked to a file outside would copy that file into lessons the
+    user then pushes. A file the user names outside the repository is theirs, a dotfile link included."""
+    from rose.errors import UnsafeFile
+    from rose.store import reader
+
+    real, root = os.path.realpath(path), os.path.realpath(repository)
+    if _under(os.path.abspath(path), os.path.abspath(repository)) and not _under(real, root):
+        raise UnsafeFile(path, f"leads to {real}, outside the repository: not read")
+    return reader.read_text(real, reader.RECORD).removeprefix("\ufeff")   # the BOM utf-8-sig dropped
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def shown_path(path: Path, layers: Layers) -> str:
     """How a file is named in the record and the evidence: relative to the repository when inside it."""
     real = Path(os.path.realpath(path))
@@ -248,7 +266,7 @@ def import_paths(layers: Layers, paths: list[Path], *, scope: Scope = Scope.PROJ
         shown = shown_path(path, layers)
         kind = kind_of(path) or MDC
         try:
-            text = path.read_text(encoding="utf-8-sig")
+            text = read_rule_file(path, layers.project_root())
         except (OSError, UnicodeDecodeError) as exc:
             result.errors.append(f"{path}: cannot be read ({exc})")
             continue

@@ -17,7 +17,7 @@ from pathlib import Path
 from rose.install import claude, codex
 from rose.install.command import INSTALL_HINT, ephemeral, rose_argv
 from rose.mcp import sdk_available
-from rose.install.files import Plan, apply
+from rose.install.files import Plan, apply, refuse_links_out
 from rose.install.hooks import HOOKS
 from rose.install.model import (
     FileAction,
@@ -128,6 +128,8 @@ def install(agent: Agent, scope: InstallScope = InstallScope.PROJECT, cwd: Path 
         plan.steps = [*(plan.steps or []), f"this rose runs from a temporary environment ({argv[0]}) that can vanish "
                       f"with its cache, and the hooks with it: install rose for good ({INSTALL_HINT}) and run "
                       "`rose install` again with that rose"]
+    if scope is InstallScope.PROJECT:
+        refuse_links_out(plan.edits, cwd)
     return _report(agent, scope, "install", plan, dry_run)
 
 
@@ -139,6 +141,8 @@ def uninstall(agent: Agent, scope: InstallScope = InstallScope.PROJECT, cwd: Pat
     scope, home_note = _in_home(agent, scope, cwd, home, env, "unwired")
     plan = _MODULES[agent].plan_uninstall(scope, cwd, home, env)
     plan.notes = [*home_note, *(plan.notes or [])]
+    if scope is InstallScope.PROJECT:
+        refuse_links_out(plan.edits, cwd)
     return _report(agent, scope, "uninstall", plan, dry_run)
 
 

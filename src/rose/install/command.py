@@ -28,7 +28,8 @@ _HOOK_ARGS = re.compile(r"(?:^|\s)hook\s+(claude|codex)\s+([A-Za-z]+)(?=\s|$)")
 
 def rose_argv(python: str | None = None) -> list[str]:
     """The argv prefix that runs rose: ``[<bin>/rose]`` when that console script exists next to ``python`` (default
-    ``sys.executable``), else ``[python, "-m", "rose"]``. Paths are absolute but symlinks are kept: a venv's
+    ``sys.executable``), else ``[python, "-P", "-m", "rose"]`` (`-P` when ``python`` is this interpreter, 3.11+: the
+    project folder the agent starts it in is never on sys.path). Paths are absolute but symlinks are kept: a venv's
     ``python`` is a symlink whose target would lose the venv."""
     python = python or sys.executable
     exe = Path(os.path.abspath(python))
@@ -36,7 +37,9 @@ def rose_argv(python: str | None = None) -> list[str]:
         script = exe.parent / name
         if script.is_file() and os.access(script, os.X_OK):
             return [str(script)]
-    return [str(exe), "-m", "rose"]
+    from rose.environment import safe_path_flag
+
+    return [str(exe), *safe_path_flag(str(exe)), "-m", "rose"]   # agents start it in the project folder
 
 
 def user_install(home: Path, env: Mapping[str, str]) -> list[Path]:

@@ -9,7 +9,8 @@ Safety rules `apply` keeps:
   ``<file>.rose-backup`` (never overwritten while it exists); an uninstall that can put it back exactly does, and
   removes the backup;
 * writes are atomic (temp file, fsync, rename) and keep the file's permission bits;
-* a symlinked settings file (a dotfiles checkout) is edited where it points, the link stays a link;
+* a symlinked settings file (a dotfiles checkout) is edited where it points, the link stays a link; a project's
+  file only when it points inside the project (`refuse_links_out`: a repository commits links);
 * a file that changed on disk since it was read is not overwritten (another program was editing it: run again).
 """
 from __future__ import annotations
@@ -33,19 +34,45 @@ def real_target(path: Path) -> Path:
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
+def refuse_links_out(edits: Iterable[FileEdit], project: Path) -> None:
+    """A project's files are written only inside the project: an edit of a path under `project` that resolves
+    outside it (a committed `AGENTS.md` linked to ~/.bashrc, a `.claude` linked to another project's) raises
+    InstallError before anything is written. The user's own files (~/.claude, ~/.codex) keep their dotfile links."""
+    root = os.path.realpath(project)
+    for edit in edits:
+        if edit.before == edit.after or not _under(os.path.abspath(edit.path), os.path.abspath(project)):
+            continue
+        real = os.path.realpath(edit.path)
+        if not _under(real, root):
+            raise InstallError(f"{edit.path} leads to {real}, outside this project (a link the repository holds?): "
+                               "rose writes a project's files only inside it; nothing was written")
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def backup_path(path: Path) -> Path:
     target = real_target(path)
     return target.with_name(target.name + BACKUP_SUFFIX)
 
 
 def read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, or None when it does not exist. A directory or unreadable file is an InstallError."""
+    """The file's bytes, or None when it does not exist. A directory or unreadable file is an InstallError.
+
+    Read as rose.store.reader reads a store's files: the repository's `.claude/settings.json`, `.mcp.json`, ...
+    can be committed links, and one to /dev/zero read until memory ran out, one to a FIFO never returned. Anything
+    but a regular file is refused unread; a link is followed to wherever it leads (a dotfiles checkout) as long as
+    that is a regular file. The limit is a log's: ~/.claude.json grows with every project the user opens."""
+    from rose.errors import UnsafeFile
+    from rose.store import reader
+
     try:
-        return path.read_bytes()
+        return reader.read_bytes(path, reader.LOG, within=os.sep)
     except FileNotFoundError:
         return None
-    except IsADirectoryError:
-        raise InstallError(f"{path} is a directory, not a file; rose left it untouched") from None
+    except UnsafeFile as exc:
+        raise InstallError(f"{path} {exc.reason}; rose left it untouched") from None
     except OSError as exc:
         raise InstallError(f"cannot read {path}: {exc.strerror or exc}; rose left it untouched") from None
 

@@ -126,6 +126,7 @@ def review(layers: Layers, judge: Judge, touched: list[str], report: PassReport)
     """Review the clusters the touched rules belong to; returns the ids moved global."""
     from rose.judge import JudgeFailure, Stage, calls
     from rose.store import Store
+    from rose.store.layers import sound_store
 
     project = layers.project
     if project is None:
@@ -134,7 +135,7 @@ def review(layers: Layers, judge: Judge, touched: list[str], report: PassReport)
     others: list[Store] = []
     try:
         for root in roots[1:]:
-            if (root / "nodes").is_dir() and root.resolve() != project.root.resolve():
+            if (root / "nodes").is_dir() and root.resolve() != project.root.resolve() and sound_store(root):
                 others.append(Store(root, Scope.PROJECT))
         promoted: list[str] = []
         for rule_id in dict.fromkeys(touched):

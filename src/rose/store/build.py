@@ -45,7 +45,7 @@ def start(root: Path, scope: str) -> bool:
 
     return spawn_detached(python_module("rose.store.build", str(root), scope),
                           local_root(root) / "logs" / "index-build.log",
-                          cwd=root) is not None
+                          cwd=local_root(root)) is not None   # not the store: a repository fills that folder
 
 
 def build(root: Path, scope: str) -> int:

@@ -97,19 +97,46 @@ def switch(repository: Path, on: bool) -> bool:
 
 def find_project_root(start: Path) -> Path | None:
     """The nearest `.rose/` at or above `start`, never the global store itself. A repository's store that holds a
-    symlink where rose reads or writes raises UnsafeStore (see `link_in_store`)."""
+    symlink where rose reads or writes, or that another user owns, raises UnsafeStore (`check_repository_store`)."""
     glob = global_root()
     start = start.resolve()
     for folder in (start, *start.parents):
         candidate = folder / STORE_DIR
         if candidate.is_dir() and candidate.resolve() != glob:
-            link = link_in_store(candidate)
-            if link is not None:
-                from rose.errors import UnsafeStore
-
-                raise UnsafeStore(link)
+            check_repository_store(candidate)
             return candidate
     return None
+
+
+def check_repository_store(root: Path) -> None:
+    """Raise UnsafeStore unless a repository's store at `root` may be read and written as this user's: one another
+    user owns (the walk up passes folders others can write: `/tmp/.rose`; root's is trusted, as for the user's own
+    store), or one holding a link where rose writes (`link_in_store`), is not. Asked again whenever such a store is
+    opened, not only when it was first found: a pull can bring a link."""
+    from rose.errors import UnsafeStore
+
+    owner = os.lstat(root).st_uid
+    if owner not in (os.geteuid(), 0):
+        raise UnsafeStore(root, f"belongs to uid {owner}, not to you (uid {os.geteuid()}): another user's store "
+                                "is never read or written as yours (`chown` it if it is yours)")
+    link = link_in_store(root)
+    if link is not None:
+        raise UnsafeStore(link)
+
+
+def sound_store(root: Path) -> bool:
+    """May a store rose recorded earlier (another project the learner worked in) be opened and written now? The
+    user's own stores (under the global one) are theirs; a repository's is checked as discovery checks it
+    (`check_repository_store`), since the repository may have changed since."""
+    from rose.errors import UnsafeStore
+
+    if root.resolve().is_relative_to(global_root()):
+        return True
+    try:
+        check_repository_store(root)
+    except (UnsafeStore, OSError):
+        return False
+    return True
 
 
 def link_in_store(root: Path) -> Path | None:

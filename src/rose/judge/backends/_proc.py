@@ -56,6 +56,15 @@ def interrupt(exc: BaseException) -> None:
 
 
 def run(argv: Sequence[str], *, stdin: str, env: Mapping[str, str], cwd: str, timeout_s: float) -> Finished:
+    """Run `argv` in `cwd`. A bare program name is found on `env`'s PATH before the child starts, in absolute
+    folders only (rose.environment.which): `cwd` may be a repository, and a relative PATH entry would name it."""
+    from rose import environment
+
+    if os.sep not in argv[0]:
+        found = environment.which(argv[0], path=env.get("PATH", ""))
+        if found is None:
+            raise JudgeFailure(FailureKind.MISSING_BINARY, f"{argv[0]!r} not found (is it installed and on PATH?)")
+        argv = [found, *argv[1:]]
     start = time.monotonic()
     _Starting.active, _Starting.pending = True, None
     try:

@@ -1,7 +1,8 @@
 """The Claude Code CLI, headless, as a judge (checked against claude-code 2.1.332):
 
     claude -p --output-format json --json-schema SCHEMA --max-turns N --tools "" \
-           --setting-sources "" --settings '{"disableAllHooks":true}' --no-session-persistence [--model M] \
+           --setting-sources "" --settings '{"disableAllHooks":true}' --strict-mcp-config \
+           --no-session-persistence [--model M] \
            [--resume SESSION --fork-session]            < PROMPT
 
 - The prompt goes on stdin (`-p` with no prompt argument reads it): no ARG_MAX limit, nothing in `ps`.
@@ -11,6 +12,9 @@
 - The child's hooks are off twice over: `--setting-sources ""` loads no user/project/local settings (so no hooks
   from them) and `--settings '{"disableAllHooks":true}'` disables any that remain. `ROSE_CHILD=1` in its environment
   makes rose's own hooks no-ops even if both failed.
+- `--strict-mcp-config` (with no `--mcp-config`) starts no MCP server: a forking call runs in the session's folder,
+  the repository, and headless claude starts the servers a project's `.mcp.json` names without the approval an
+  interactive session asks for, so a repository's server command would run on every forking judge call.
 - `--tools ""` offers no built-in tools; `select` passes `--tools Read,Grep,Glob` (read-only) to search the store.
 - `--resume <id> --fork-session` forks a live session under a new id (the live one is never written to). It works
   together with `--no-session-persistence` (verified: the fork sees the parent's turns, and the fork itself is not
@@ -49,6 +53,7 @@ class ClaudeCli(Backend):
                 "--tools", ",".join(request.tools),
                 "--setting-sources", "",
                 "--settings", HOOKS_OFF_SETTINGS,
+                "--strict-mcp-config",
                 "--no-session-persistence"]
         if request.tools:
             args += ["--allowedTools", ",".join(request.tools)]
