@@ -68,7 +68,8 @@ def test_claude_passes_model_fork_and_tools_when_asked(claude: StandIn, tmp_path
     [run] = claude.records
     argv = run["argv"]
     assert argv[argv.index("--tools") + 1] == "Read,Grep,Glob"
-    assert argv[argv.index("--allowedTools") + 1] == "Read,Grep,Glob"
+    assert "--allowedTools" not in argv       # an allow rule would let the tools read anywhere
+    assert argv[argv.index("--add-dir") + 1] == S["select"].request.store_dirs[0]   # only the store folders
     assert argv[argv.index("--max-turns") + 1] == "9"
     assert argv[argv.index("--model") + 1] == "claude-haiku-4-5"
     assert argv[-3:] == ["--resume", "3f2a-live", "--fork-session"]

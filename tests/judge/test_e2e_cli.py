@@ -173,6 +173,39 @@ def test_claude_select_greps_the_store_with_read_only_tools(mock, home: Path, pr
     assert not mock.handler_errors
 
 
+def test_claude_select_reads_the_store_and_nothing_else(mock, home: Path, project: Path, tmp_path: Path):
+    """A lesson can hold anything, so the model select asks may be told to read a private file and repeat it to
+    its provider: the real claude lets its read-only tools into the store folders alone."""
+    nodes = tmp_path / "global-rose" / "nodes" / "retry"
+    nodes.mkdir(parents=True)
+    (nodes / "n_beef01.md").write_text("---\nid: n_beef01\ntitle: Retry S3 uploads\n---\nParse the body.\n")
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "id_ed25519").write_text("PRIVATE-KEY-MATERIAL-4f7a\n")
+    asks = [ToolUse("Read", {"file_path": str(private / "id_ed25519")}),
+            ToolUse("Grep", {"pattern": "PRIVATE", "path": str(private), "output_mode": "content"}),
+            ToolUse("Read", {"file_path": str(nodes / "n_beef01.md")})]
+
+    def handler(req):
+        if STRUCTURED_OUTPUT_TOOL not in req.tool_names():
+            return Text("OK")
+        results = [b for m in req.body["messages"] if isinstance(m.get("content"), list) for b in m["content"]
+                   if isinstance(b, dict) and b.get("type") == "tool_result"]
+        if len(results) < len(asks):
+            return asks[len(results)]
+        return Structured({"nodes": [{"id": "n_beef01", "reason": "read it"}]})
+
+    mock.handler = handler
+    request = calls.SelectRequest("retry the S3 upload", [str(nodes.parent)], max_lessons=3)
+    backend = ClaudeCli(str(claude_bin()), env=claude_env(home, mock.url))
+    answer = Judge(backend, timeout_s=60).ask(calls.SELECT, request, stage="recall", cwd=project)
+    assert answer.ids == ["n_beef01"]
+    sent = json.dumps([r.body for r in mock.model_requests("anthropic")])
+    assert "PRIVATE-KEY-MATERIAL" not in sent            # never read, so never sent
+    assert "Parse the body." in sent                     # the store is read
+    assert not mock.handler_errors
+
+
 def test_claude_probe(mock, home: Path):
     mock.handler = lambda req: Structured({"echo": TOKEN.search(req.body_text).group(0)}) \
         if STRUCTURED_OUTPUT_TOOL in req.tool_names() else Text("OK")

@@ -149,6 +149,7 @@ class Judge:
                 reply = backend.complete(BackendRequest(
                     call=call.name, prompt=prompt, schema=call.schema, timeout_s=limit,
                     session_id=session_id, cwd=str(cwd) if cwd is not None else None, tools=call.tools,
+                    reads=tuple(str(d) for d in call.reads(request)),
                     max_turns=max_turns or call.max_turns, payload=request))
                 answer = call.answer(reply.data, request)
             except AnswerInvalid as invalid:

@@ -35,6 +35,7 @@ class BackendRequest(Record, frozen=True):
     session_id: str | None = None    # fork this live session (claude --resume --fork-session; codex exec fork)
     cwd: str | None = None           # where a CLI runs (the session's folder when forking); None = a scratch dir
     tools: tuple[str, ...] = ()      # tools the model may use (select greps the store); () = none
+    reads: tuple[str, ...] = ()      # the only folders those tools may read (select: the store folders)
     max_turns: int = 3
     payload: Any = None              # the typed request object; only the scripted backend looks at it
 

@@ -15,7 +15,9 @@
 - `--strict-mcp-config` (with no `--mcp-config`) starts no MCP server: a forking call runs in the session's folder,
   the repository, and headless claude starts the servers a project's `.mcp.json` names without the approval an
   interactive session asks for, so a repository's server command would run on every forking judge call.
-- `--tools ""` offers no built-in tools; `select` passes `--tools Read,Grep,Glob` (read-only) to search the store.
+- `--tools ""` offers no built-in tools; `select` passes `--tools Read,Grep,Glob` (read-only) to search the store,
+  with `--add-dir` for each store folder and no allow rule: inside working folders read-only tools need no
+  approval, and headless claude refuses them anywhere else (an allow rule `Read` would open every file to them).
 - `--resume <id> --fork-session` forks a live session under a new id (the live one is never written to). It works
   together with `--no-session-persistence` (verified: the fork sees the parent's turns, and the fork itself is not
   saved), so every call passes it.
@@ -55,8 +57,8 @@ class ClaudeCli(Backend):
                 "--settings", HOOKS_OFF_SETTINGS,
                 "--strict-mcp-config",
                 "--no-session-persistence"]
-        if request.tools:
-            args += ["--allowedTools", ",".join(request.tools)]
+        for folder in request.reads:   # read-only tools need no approval inside working folders, only there
+            args += ["--add-dir", folder]
         if self.model:
             args += ["--model", self.model]
         if request.session_id:

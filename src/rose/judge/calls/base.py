@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -38,6 +38,7 @@ class Call(Generic[Req, Ans]):
     parse: Callable[[dict[str, Any]], Ans]          # from an already validated dict
     checks: Callable[[dict[str, Any], Req], list[str]] = lambda data, request: []
     tools: tuple[str, ...] = ()                     # tools a CLI backend may let the model use (select greps)
+    reads: Callable[[Req], Sequence[str]] = lambda request: ()   # the only folders those tools may read
     max_turns: int = 3                              # agentic turns a CLI backend may take
 
     def __post_init__(self) -> None:

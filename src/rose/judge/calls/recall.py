@@ -161,7 +161,7 @@ SELECT: Call[SelectRequest, SelectAnswer] = Call(
     name="select", version=SELECT_VERSION, question="which lessons does this work need? (a forked session searches)",
     request_type=SelectRequest, answer_type=SelectAnswer, schema=SELECT_SCHEMA, render=_render_select,
     parse=lambda d: SelectAnswer([Selected(n["id"], n["reason"]) for n in d["nodes"]]), checks=_check_select,
-    tools=("Read", "Grep", "Glob"), max_turns=10)
+    tools=("Read", "Grep", "Glob"), reads=lambda r: r.store_dirs, max_turns=10)
 
 # -- route ---------------------------------------------------------------------------------------------------------
 
