@@ -147,7 +147,8 @@ def test_codex_gets_exec_flags_a_strict_schema_file_stdin_prompt_and_hooks_off(c
     [run] = codex.records
     argv = run["argv"]
     schema_file, last_file = argv[argv.index("--output-schema") + 1], argv[argv.index("-o") + 1]
-    assert argv == ["exec", "--skip-git-repo-check", "--ephemeral", "--disable", "hooks", "--sandbox", "read-only",
+    assert argv == ["exec", "--skip-git-repo-check", "--ephemeral", "--disable", "hooks", "--disable", "shell_tool",
+                    "--disable", "unified_exec", "--sandbox", "read-only",
                     "--json", "--output-schema", schema_file, "-o", last_file, "-"]
     assert run["schema"] == strict_form(calls.RELEVANCE.schema)
     assert "maxLength" not in json.dumps(run["schema"]) and "maxLength" in json.dumps(calls.RELEVANCE.schema)

@@ -224,6 +224,9 @@ def test_codex_answers_a_judge_call_with_the_strict_schema(mock, home: Path, tmp
     answer = judge.ask(calls.ASSESS, s.request, stage="attribution")
     assert answer.used == ["n_aa01"]
     [req] = judge_requests(mock, "responses")
+    # no command tool: a lesson in the prompt cannot have the judge read a private file (the read-only sandbox
+    # reads anything) and send it on
+    assert not {"exec_command", "write_stdin", "shell"} & set(req.tool_names())
     fmt = req.body["text"]["format"]
     assert fmt["type"] == "json_schema" and fmt["strict"] is True
     assert fmt["schema"] == strict_form(calls.ASSESS.schema)
@@ -264,6 +267,7 @@ def test_codex_fork_sees_the_live_session(mock, home: Path, project: Path):
     assert answer.scope.value == "global"
     [req] = judge_requests(mock, "responses")
     assert "MARKER-4410" in req.body_text
+    assert not {"exec_command", "write_stdin", "shell"} & set(req.tool_names())   # a fork runs no command either
 
 
 def test_codex_api_error_is_a_model_error(mock, home: Path):

@@ -1,9 +1,9 @@
 """The Codex CLI as a judge (checked against codex 0.171.0):
 
-    codex exec --skip-git-repo-check --ephemeral --disable hooks --sandbox read-only --json \
-               --output-schema SCHEMA_FILE -o LAST_FILE [-m MODEL] -            < PROMPT
-    codex exec fork --skip-git-repo-check --ephemeral --disable hooks --json \
-               --output-schema SCHEMA_FILE -o LAST_FILE [-m MODEL] SESSION -    < PROMPT
+    codex exec --skip-git-repo-check --ephemeral --disable hooks --disable shell_tool --disable unified_exec \
+               --sandbox read-only --json --output-schema SCHEMA_FILE -o LAST_FILE [-m MODEL] -            < PROMPT
+    codex exec fork --skip-git-repo-check --ephemeral --disable hooks --disable shell_tool --disable unified_exec \
+               --json --output-schema SCHEMA_FILE -o LAST_FILE [-m MODEL] SESSION -    < PROMPT
 
 - `--output-schema` becomes the request's strict `json_schema` format, so the schema file holds the strict form
   (`schema.strict_form`: every property required, no `minLength`/`maxLength`); rose validates the full schema after.
@@ -11,8 +11,11 @@
   for `turn.completed.usage` (tokens; codex reports no cost) and `turn.failed`/`error` messages.
 - `--ephemeral` writes no rollout; `--disable hooks` keeps the user's own (trusted) codex hooks from firing inside a
   judge call (`--ignore-user-config` would not: hooks.json is still read) and `ROSE_CHILD=1` silences rose's.
-- `--sandbox read-only`: codex always has a shell tool; a judge may at most read. (`exec fork` takes no sandbox flag;
-  the fork inherits its parent's.)
+- No shell: `--disable shell_tool --disable unified_exec` take codex's command tools away (checked with the real
+  CLI: the request offers no `exec_command` / `write_stdin`). A judgment needs none, and a lesson or a transcript
+  in the prompt could otherwise have one read a private file (the read-only sandbox reads everything) and repeat it
+  to the provider, or, in a fork, act with the live session's own sandbox (`exec fork` takes no sandbox flag; the
+  fork inherits its parent's). `--sandbox read-only` stays for whatever tool a later codex adds.
 - The prompt goes on stdin (`-` as the prompt), then stdin is closed: codex reads stdin when it is not a terminal.
 """
 from __future__ import annotations
@@ -30,6 +33,9 @@ from rose.judge.backends import _proc
 from rose.judge.backends.base import Backend, BackendReply, BackendRequest
 from rose.judge.errors import FailureKind, JudgeFailure
 
+# the user's codex hooks, and every command tool: a judgment runs nothing (see the module docstring)
+NO_HOOKS_NO_SHELL = ("--disable", "hooks", "--disable", "shell_tool", "--disable", "unified_exec")
+
 
 class CodexCli(Backend):
     name = "codex"
@@ -42,7 +48,7 @@ class CodexCli(Backend):
 
     def argv(self, request: BackendRequest, schema_file: Path, last_file: Path) -> list[str]:
         head = [self.command, "exec"] + (["fork"] if request.session_id else [])
-        args = ["--skip-git-repo-check", "--ephemeral", "--disable", "hooks"]
+        args = ["--skip-git-repo-check", "--ephemeral", *NO_HOOKS_NO_SHELL]
         if not request.session_id:
             args += ["--sandbox", "read-only"]
         args += ["--json", "--output-schema", str(schema_file), "-o", str(last_file)]
