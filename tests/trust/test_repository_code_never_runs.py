@@ -57,16 +57,24 @@ def test_the_index_build_job_never_imports_a_package_committed_in_the_store(
     assert not mark.exists(), "the build job imported the repository's rose package"
 
 
+@pytest.mark.parametrize("interpreter", ["this one", "another"])
 def test_the_hook_command_without_a_console_script_never_imports_a_package_in_the_project(
-        project: Path, tmp_path: Path) -> None:
+        project: Path, tmp_path: Path, interpreter: str) -> None:
+    """No `rose` console script beside the interpreter: `<python> -P -m rose` for this one (3.11+), and for another
+    one, which may not know -P (3.10), `<python> -c <a launcher that drops the folder from sys.path first>`."""
     from rose.install.command import rose_argv
 
     bindir = tmp_path / "bin"
     bindir.mkdir()
     python = bindir / "python"
-    python.symlink_to(sys.executable)   # no `rose` console script beside it: the `<python> -m rose` form
+    if interpreter == "this one":
+        python.symlink_to(sys.executable)
+    else:
+        python.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n", encoding="utf-8")
+        python.chmod(0o755)
     argv = rose_argv(str(python))
     assert "rose" not in {Path(argv[0]).name}
+    assert argv[1] == ("-P" if interpreter == "this one" and sys.version_info >= (3, 11) else "-c")
     _plant_package(project)
     mark = tmp_path / "ran"
     payload = {"session_id": "s1", "cwd": str(project), "hook_event_name": "UserPromptSubmit",

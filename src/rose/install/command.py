@@ -26,11 +26,17 @@ MARKER = "# rose-managed"
 _HOOK_ARGS = re.compile(r"(?:^|\s)hook\s+(claude|codex)\s+([A-Za-z]+)(?=\s|$)")
 
 
+# `python -m rose` without the folder it starts in on sys.path, for an interpreter that may lack -P (3.10): with -c,
+# sys.path[0] is that folder (''), dropped before rose is imported
+NO_CWD_LAUNCH = "import sys; del sys.path[0]; import runpy; runpy.run_module('rose', run_name='__main__', alter_sys=True)"
+
+
 def rose_argv(python: str | None = None) -> list[str]:
     """The argv prefix that runs rose: ``[<bin>/rose]`` when that console script exists next to ``python`` (default
-    ``sys.executable``), else ``[python, "-P", "-m", "rose"]`` (`-P` when ``python`` is this interpreter, 3.11+: the
-    project folder the agent starts it in is never on sys.path). Paths are absolute but symlinks are kept: a venv's
-    ``python`` is a symlink whose target would lose the venv."""
+    ``sys.executable``), else ``[python, "-P", "-m", "rose"]`` (this interpreter, 3.11+) or ``[python, "-c",
+    NO_CWD_LAUNCH]``: agents start it in the project folder, which must never be on sys.path (a committed `rose/`
+    would run). Paths are absolute but symlinks are kept: a venv's ``python`` is a symlink whose target would lose
+    the venv."""
     python = python or sys.executable
     exe = Path(os.path.abspath(python))
     for name in ("rose", "rose.exe") if os.name == "nt" else ("rose",):
@@ -39,7 +45,9 @@ def rose_argv(python: str | None = None) -> list[str]:
             return [str(script)]
     from rose.environment import safe_path_flag
 
-    return [str(exe), *safe_path_flag(str(exe)), "-m", "rose"]   # agents start it in the project folder
+    if safe_path_flag(str(exe)):
+        return [str(exe), "-P", "-m", "rose"]
+    return [str(exe), "-c", NO_CWD_LAUNCH]
 
 
 def user_install(home: Path, env: Mapping[str, str]) -> list[Path]:
@@ -104,7 +112,7 @@ def parse_rose_hook(command: object) -> RoseHook | None:
         return None
     prefix = tokens[:-3]
     launcher = os.path.basename(prefix[-1])
-    if launcher in ("rose", "rose.exe") or prefix[-2:] == ["-m", "rose"]:
+    if launcher in ("rose", "rose.exe") or prefix[-2:] in (["-m", "rose"], ["-c", NO_CWD_LAUNCH]):
         return RoseHook(agent, event, managed=False)
     return None
 
