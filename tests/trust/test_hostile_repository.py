@@ -143,3 +143,21 @@ def test_a_committed_symlink_in_the_store_never_makes_rose_write_outside(project
         out = run_rose(*args, cwd=project)
         assert out.returncode != 0 and "symbolic link" in out.stderr and "Traceback" not in out.stderr, out
     assert _tree(outside) == before
+
+
+@pytest.mark.parametrize("target", ["docs/README.md", ".git/config"])
+def test_the_readme_a_judge_is_shown_is_never_the_clones_git_config(layers, project: Path, target: str) -> None:
+    """The scope call quotes the head of the README: one linked into .git/ would quote the clone's config, whose
+    remote URL can hold the user's token. A README linked elsewhere inside the repository is still quoted."""
+    from rose.learn.consolidate import project_description
+
+    (project / ".git").mkdir(exist_ok=True)
+    (project / ".git" / "config").write_text(f'[remote "origin"]\n\turl = https://me:{TOKEN}@github.com/a/b\n')
+    (project / "docs").mkdir()
+    (project / "docs" / "README.md").write_text("Shop: the checkout service.\n")
+    (project / "README.md").symlink_to(target)
+    described = project_description(layers)
+    if target == ".git/config":
+        assert TOKEN not in described and "remote" not in described
+    else:
+        assert "Shop: the checkout service." in described

@@ -92,6 +92,9 @@ def project_description(layers: Layers) -> str:
     root = layers.project_root()
     readme = next((root / n for n in ("README.md", "README.rst", "README") if (root / n).exists()), None)
     head = ""
+    git = os.path.realpath(root / ".git") + os.sep
+    if readme is not None and os.path.realpath(readme).startswith(git):
+        readme = None   # a README linked into .git/ would quote its config (remote URLs can hold a token)
     if readme is not None:
         from rose.store import reader
 
