@@ -145,6 +145,12 @@ def test_claude_schema_violation_caught_by_claude_itself_is_a_model_error(mock, 
     assert err.value.kind is FailureKind.MODEL_ERROR and "max_turns" in err.value.detail
 
 
+def tool_results(req) -> list:
+    """The tool_result blocks an Anthropic request carries back (what the real CLI's tools returned)."""
+    return [b for m in req.body["messages"] if isinstance(m.get("content"), list) for b in m["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
 def test_claude_select_greps_the_store_with_read_only_tools(mock, home: Path, project: Path, tmp_path: Path):
     """select runs agentic: the real claude executes the model's Grep (allowed, read-only) over a store outside its
     working folder and the answer comes back through StructuredOutput."""
@@ -155,8 +161,7 @@ def test_claude_select_greps_the_store_with_read_only_tools(mock, home: Path, pr
     def handler(req):
         if STRUCTURED_OUTPUT_TOOL not in req.tool_names():
             return Text("OK")
-        results = [b for m in req.body["messages"] if isinstance(m.get("content"), list) for b in m["content"]
-                   if isinstance(b, dict) and b.get("type") == "tool_result"]
+        results = tool_results(req)
         if not results:
             return ToolUse("Grep", {"pattern": "retry", "path": str(nodes.parent), "output_mode": "content",
                                     "-i": True})
@@ -189,8 +194,7 @@ def test_claude_select_reads_the_store_and_nothing_else(mock, home: Path, projec
     def handler(req):
         if STRUCTURED_OUTPUT_TOOL not in req.tool_names():
             return Text("OK")
-        results = [b for m in req.body["messages"] if isinstance(m.get("content"), list) for b in m["content"]
-                   if isinstance(b, dict) and b.get("type") == "tool_result"]
+        results = tool_results(req)
         if len(results) < len(asks):
             return asks[len(results)]
         return Structured({"nodes": [{"id": "n_beef01", "reason": "read it"}]})
