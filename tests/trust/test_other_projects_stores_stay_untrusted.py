@@ -24,3 +24,27 @@ def test_a_registered_store_that_now_holds_a_link_is_never_written(tmp_path: Pat
     assert sorted(outside.rglob("*")) == [], "an archive move went through the repository's link"
     assert any(api.project.nodes_dir.rglob("n_rule00.md"))   # its lesson stays where it was
 
+
+
+def test_the_learner_leaves_a_queued_store_that_now_holds_a_link_alone(tmp_path: Path, monkeypatch) -> None:
+    """Work queued in a repository that then pulled in a link: the detached learner neither runs nor fails its jobs
+    (a failure would count towards setting them aside); they wait, untouched, until the store is sound again."""
+    from rose.learn import jobs
+    from rose.learn.learner import serve_pending
+    from rose.model import Scope
+    from rose.store import Store
+
+    repo = tmp_path / "repo"
+    store = Store.create(repo / ".rose", Scope.PROJECT)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("")
+    jobs.enqueue(store, jobs.Job(jobs.JobKind.SESSION_END, "s-linked", str(transcript), "claude", str(repo)))
+    jobs.mark_pending(store)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / ".rose" / "archive").symlink_to(elsewhere)          # what a later pull brought
+    monkeypatch.setenv("ROSE_AGENT_BACKEND", "none")
+    assert serve_pending(None) == 0
+    [(_path, job)] = jobs.queued(store)
+    assert job.attempts == 0 and job.last_error == ""          # neither run nor counted as a failure
+    assert list(elsewhere.iterdir()) == [] and jobs.pending_roots() == []

@@ -317,6 +317,7 @@ def serve_pending(lock_fd: int | None, timer: Timer | None = None) -> int:
     exit, after one last look at the marks (see rose.learn.jobs for why that order is race-free). A job another
     process is running (its session lock is held) is left to it for the rest of this run."""
     from rose.store.atomic import clean_stray_temps
+    from rose.store.layers import sound_store
 
     with contextlib.suppress(OSError):
         clean_stray_temps(queue.pending_dir())
@@ -330,6 +331,11 @@ def serve_pending(lock_fd: int | None, timer: Timer | None = None) -> int:
                 break
             if not (root / "nodes").is_dir():
                 queue.clear_pending(root)   # the store is gone: nothing to do for it
+                continue
+            if not sound_store(root):
+                # a link or another owner since its work was queued: its jobs wait, untouched, until a hook
+                # (which discovers the store afresh, and says why it refuses one) marks it again
+                queue.clear_pending(root)
                 continue
             store = _store_at(root)
             try:
