@@ -151,12 +151,25 @@ def tool_results(req) -> list:
             if isinstance(b, dict) and b.get("type") == "tool_result"]
 
 
-def test_claude_select_greps_the_store_with_read_only_tools(mock, home: Path, project: Path, tmp_path: Path):
-    """select runs agentic: the real claude executes the model's Grep (allowed, read-only) over a store outside its
-    working folder and the answer comes back through StructuredOutput."""
+def _store_of_one_lesson(tmp_path: Path) -> Path:
+    """A store folder outside the CLI's working folder holding one lesson; returns its family folder."""
     nodes = tmp_path / "global-rose" / "nodes" / "retry"
     nodes.mkdir(parents=True)
     (nodes / "n_beef01.md").write_text("---\nid: n_beef01\ntitle: Retry S3 uploads\n---\nParse the body.\n")
+    return nodes
+
+
+def _select(mock, home: Path, project: Path, nodes: Path):
+    """The select call through the real claude over that store, the mock playing the model."""
+    request = calls.SelectRequest("retry the S3 upload", [str(nodes.parent)], max_lessons=3)
+    backend = ClaudeCli(str(claude_bin()), env=claude_env(home, mock.url))
+    return Judge(backend, timeout_s=60).ask(calls.SELECT, request, stage="recall", cwd=project)
+
+
+def test_claude_select_greps_the_store_with_read_only_tools(mock, home: Path, project: Path, tmp_path: Path):
+    """select runs agentic: the real claude executes the model's Grep (allowed, read-only) over a store outside its
+    working folder and the answer comes back through StructuredOutput."""
+    nodes = _store_of_one_lesson(tmp_path)
 
     def handler(req):
         if STRUCTURED_OUTPUT_TOOL not in req.tool_names():
@@ -169,10 +182,7 @@ def test_claude_select_greps_the_store_with_read_only_tools(mock, home: Path, pr
         return Structured({"nodes": [{"id": "n_beef01", "reason": "the grep found it"}]})
 
     mock.handler = handler
-    request = calls.SelectRequest("retry the S3 upload", [str(nodes.parent)], max_lessons=3)
-    backend = ClaudeCli(str(claude_bin()), env=claude_env(home, mock.url))
-    answer = Judge(backend, timeout_s=60).ask(calls.SELECT, request, stage="recall", cwd=project)
-    assert answer.ids == ["n_beef01"]
+    assert _select(mock, home, project, nodes).ids == ["n_beef01"]
     first = judge_requests(mock, "anthropic")[0]
     assert {"Read", "Grep", "Glob"} <= set(first.tool_names()) and "Bash" not in first.tool_names()
     assert not mock.handler_errors
@@ -181,9 +191,7 @@ def test_claude_select_greps_the_store_with_read_only_tools(mock, home: Path, pr
 def test_claude_select_reads_the_store_and_nothing_else(mock, home: Path, project: Path, tmp_path: Path):
     """A lesson can hold anything, so the model select asks may be told to read a private file and repeat it to
     its provider: the real claude lets its read-only tools into the store folders alone."""
-    nodes = tmp_path / "global-rose" / "nodes" / "retry"
-    nodes.mkdir(parents=True)
-    (nodes / "n_beef01.md").write_text("---\nid: n_beef01\ntitle: Retry S3 uploads\n---\nParse the body.\n")
+    nodes = _store_of_one_lesson(tmp_path)
     private = tmp_path / "private"
     private.mkdir()
     (private / "id_ed25519").write_text("PRIVATE-KEY-MATERIAL-4f7a\n")
@@ -200,10 +208,7 @@ def test_claude_select_reads_the_store_and_nothing_else(mock, home: Path, projec
         return Structured({"nodes": [{"id": "n_beef01", "reason": "read it"}]})
 
     mock.handler = handler
-    request = calls.SelectRequest("retry the S3 upload", [str(nodes.parent)], max_lessons=3)
-    backend = ClaudeCli(str(claude_bin()), env=claude_env(home, mock.url))
-    answer = Judge(backend, timeout_s=60).ask(calls.SELECT, request, stage="recall", cwd=project)
-    assert answer.ids == ["n_beef01"]
+    assert _select(mock, home, project, nodes).ids == ["n_beef01"]
     sent = json.dumps([r.body for r in mock.model_requests("anthropic")])
     assert "PRIVATE-KEY-MATERIAL" not in sent            # never read, so never sent
     assert "Parse the body." in sent                     # the store is read

@@ -29,6 +29,7 @@ from rose.importers.rules import MDC, Piece, digest, kind_of, split
 from rose.model import Node, Origin, Scope, Status
 from rose.store import Layers, Store
 from rose.store.events import EventKind
+from rose.store.paths import inside
 
 if TYPE_CHECKING:
     from rose.config import Settings
@@ -141,13 +142,9 @@ def read_rule_file(path: Path, repository: Path) -> str:
     from rose.store import reader
 
     real, root = os.path.realpath(path), os.path.realpath(repository)
-    if _under(os.path.abspath(path), os.path.abspath(repository)) and not _under(real, root):
+    if inside(os.path.abspath(path), os.path.abspath(repository)) and not inside(real, root):
         raise UnsafeFile(path, f"leads to {real}, outside the repository: not read")
     return reader.read_text(real, reader.RECORD).removeprefix("\ufeff")   # the BOM utf-8-sig dropped
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def shown_path(path: Path, layers: Layers) -> str:

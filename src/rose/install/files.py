@@ -23,6 +23,7 @@ from pathlib import Path
 
 from rose.install.model import FileAction, FileChange, InstallError
 from rose.store.atomic import write_bytes_atomic
+from rose.store.paths import inside
 from rose.typedrecord import Record
 
 BACKUP_SUFFIX = ".rose-backup"
@@ -40,16 +41,12 @@ def refuse_links_out(edits: Iterable[FileEdit], project: Path) -> None:
     InstallError before anything is written. The user's own files (~/.claude, ~/.codex) keep their dotfile links."""
     root = os.path.realpath(project)
     for edit in edits:
-        if edit.before == edit.after or not _under(os.path.abspath(edit.path), os.path.abspath(project)):
+        if edit.before == edit.after or not inside(os.path.abspath(edit.path), os.path.abspath(project)):
             continue
         real = os.path.realpath(edit.path)
-        if not _under(real, root):
+        if not inside(real, root):
             raise InstallError(f"{edit.path} leads to {real}, outside this project (a link the repository holds?): "
                                "rose writes a project's files only inside it; nothing was written")
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def backup_path(path: Path) -> Path:

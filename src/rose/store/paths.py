@@ -10,6 +10,13 @@ STORE_DIR = ".rose"
 GLOBAL_ENV = envvars.HOME  # overrides where the global store lives (default ~/.rose)
 
 
+def inside(path: str, root: str) -> bool:
+    """Is `path` `root` or under it (both as given: resolve links first where a link could lead out)?"""
+    import os
+
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def global_root() -> Path:
     from rose import environment
 
@@ -31,8 +38,7 @@ def local_root(store_root: Path) -> Path:
     import os
 
     real, own = os.path.realpath(store_root), global_root()
-    glob = str(own)
-    if real == glob or real.startswith(glob.rstrip(os.sep) + os.sep):
+    if inside(real, str(own)):
         return store_root
     return own / LOCAL_DIR / _escaped(real)
 

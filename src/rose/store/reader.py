@@ -20,6 +20,7 @@ import os
 import stat
 
 from rose.errors import UnsafeFile
+from rose.store.paths import inside
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,10 +57,6 @@ def kind(mode: int) -> str:
     return "special file"
 
 
-def _inside(target: str, root: str) -> bool:
-    return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
-
-
 def open_regular(path: Path | str, within: Path | str | None = None) -> tuple[int, os.stat_result]:
     """A descriptor on `path` and its fstat, only when it is a regular file. A symbolic link is refused, unless
     `within` is given and the link resolves to a path inside it (then its target is opened the same way). Raises
@@ -72,7 +69,7 @@ def open_regular(path: Path | str, within: Path | str | None = None) -> tuple[in
             if within is None:
                 raise UnsafeFile(path, "is a symbolic link: rose reads no link in a store") from None
             target, root = os.path.realpath(path), os.path.realpath(within)
-            if not _inside(target, root):
+            if not inside(target, root):
                 raise UnsafeFile(path, f"is a symbolic link to {target}, outside {root}: not followed") from None
             fd, st = open_regular(target)
             return fd, st

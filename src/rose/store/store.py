@@ -84,7 +84,7 @@ from rose.model import Scope, Status, new_episode_id, new_node_id, valid_episode
 from rose.store import archive, events, reader, usage
 from rose.store.atomic import (LOCK_TIMEOUT_S, PRIVATE_DIR, FileBatch, file_lock, move_file, private_dir,
                                write_text_atomic)
-from rose.store.paths import global_root, local_root, own_store_problem
+from rose.store.paths import global_root, inside, local_root, own_store_problem
 from rose.store.index import Index, IndexRow, SyncReport
 from rose.terminal import visible
 from rose.typedrecord import Record
@@ -127,8 +127,7 @@ MACHINE_LOCAL = ("sessions", "locks", "logs", "queue", "cache")   # under Store.
 
 def _private(root: Path) -> bool:
     """Is the store at `root` the user's own (the global store, or one under it), not a repository's?"""
-    glob = global_root()
-    return os.path.realpath(root) == str(glob) or Path(os.path.realpath(root)).is_relative_to(glob)
+    return inside(os.path.realpath(root), str(global_root()))
 
 
 NODES_DIR = "nodes"   # the hot store's folder under the root: one folder a family
@@ -461,13 +460,12 @@ class Store:
         """Create the folder layout (idempotent) and return the store. The user's own stores (the global one and
         those under it) are 0700 throughout, whatever the umask; a repository's keeps its committed folders as git
         and the umask make them; its machine-local ones (MACHINE_LOCAL) are under the user's own store
-        (paths.local_root), 0700 too. Refused (RoseError, the
-        one line of paths.own_store_problem) for an own store another user could have written."""
+        (paths.local_root), 0700 too. Refused (RoseError, the one line of paths.own_store_problem) while the user's
+        own store is one another user could have written: every store keeps its machine-local state there."""
         store = cls(root, scope)
-        if _private(root) or _private(store.local):
-            problem = own_store_problem(global_root())   # a repository's machine-local state is under it too
-            if problem is not None:
-                raise RoseError(problem)
+        problem = own_store_problem(global_root())   # every store's machine-local state is in the user's own
+        if problem is not None:
+            raise RoseError(problem)
         if _private(root):
             private_dir(root)
             st = os.stat(root)
